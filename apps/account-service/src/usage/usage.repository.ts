@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import { Account, Prisma, PrismaService } from '@gateway/db';
+
+export interface LogRow {
+  request_id: string;
+  masked_key: string;
+  model: string;
+  route: string;
+  credits: Prisma.Decimal;
+  created_at: Date;
+  status: 'success' | 'cancelled' | 'error';
+  ip: string;
+  input_tokens: number | null;
+  output_tokens: number | null;
+}
+
+export interface LogFilter {
+  accountId: string;
+  keyId?: string;
+  model?: string;
+  route?: string;
+  status?: string;
+  since?: Date;
+  until?: Date;
+  /** Keyset position: entries strictly older than this (time, then request id). */
+  after?: { createdAt: Date; requestId: string };
+  limit: number;
+}
+
+/** Read side of the ledger. */
+@Injectable()
+export class UsageRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  account(accountId: string): Promise<Account | null> {
+    return this.prisma.account.findUnique({ where: { id: accountId } });
+  }
+
+  async budget(accountId: string, keyId?: string): Promise<{ credits: Prisma.Decimal; key?: { used: Prisma.Decimal; windowStartedAt: Date | null } } | null> {
+    const account = await this.prisma.account.findUnique({ where: { id: accountId }, select: { credits: true } });
+    if (!account) return null;
+    if (!keyId) return { credits: account.credits };
+    const key = await this.prisma.apiKey.findFirst({
+      where: { id: keyId, accountId },
+      select: { usedAmount: true, windowStartedAt: true },
+    });
+    return { credits: account.credits, key: key ? { used: key.usedAmount, windowStartedAt: key.windowStartedAt } : undefined };
+  }
+
+  async totals(accountId: string): Promise<{ inputTokens: bigint; outputTokens: bigint; byRoute: Map<string, number> }> {
+    const rows = await this.prisma.$queryRaw<{ route: string; requests: bigint; input_tokens: bigint; output_tokens: bigint }[]>`
+      SELECT route, SUM(requests)::bigint AS requests, SUM(input_tokens)::bigint AS input_tokens, SUM(output_tokens)::bigint AS output_tokens
+      FROM daily_usage WHERE account_id = ${accountId} GROUP BY route`;
+    let inputTokens = 0n;
+    let outputTokens = 0n;
+    const byRoute = new Map<string, number>();
+    for (const row of rows) {
+      inputTokens += BigInt(row.input_tokens);
+      outputTokens += BigInt(row.output_tokens);
+      byRoute.set(row.route, Number(row.requests));
+    }
+    return { inputTokens, outputTokens, byRoute };
+  }
+
+  async dailyRequests(accountId: string, from: Date, to: Date): Promise<Map<string, number>> {
+    const rows = await this.prisma.$queryRaw<{ day: Date; requests: bigint }[]>`
+      SELECT day, SUM(requests)::bigint AS requests FROM daily_usage
+      WHERE account_id = ${accountId} AND day >= ${from}::date AND day <= ${to}::date GROUP BY day`;
+    return new Map(rows.map((row) => [row.day.toISOString().slice(0, 10), Number(row.requests)]));
+  }
+
+  logs(filter: LogFilter): Promise<LogRow[]> {
+    const conditions: Prisma.Sql[] = [Prisma.sql`account_id = ${filter.accountId}`];
+    if (filter.keyId) conditions.push(Prisma.sql`key_id = ${filter.keyId}`);
+    if (filter.model) conditions.push(Prisma.sql`model = ${filter.model}`);
+    if (filter.route) conditions.push(Prisma.sql`route = ${filter.route}`);
+    if (filter.status) conditions.push(Prisma.sql`status = ${filter.status}::"UsageStatus"`);
+    if (filter.since) conditions.push(Prisma.sql`created_at >= ${filter.since}`);
+    if (filter.until) conditions.push(Prisma.sql`created_at < ${filter.until}`);
+    if (filter.after) {
+      conditions.push(Prisma.sql`(created_at, request_id) < (${filter.after.createdAt}, ${filter.after.requestId})`);
+    }
+    return this.prisma.$queryRaw<LogRow[]>`
+      SELECT request_id, masked_key, model, route, credits, created_at, status, ip, input_tokens, output_tokens
+      FROM usage_logs WHERE ${Prisma.join(conditions, ' AND ')}
+      ORDER BY created_at DESC, request_id DESC
+      LIMIT ${filter.limit}`;
+  }
+}

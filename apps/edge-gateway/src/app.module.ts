@@ -1,0 +1,144 @@
+import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { ModelCatalog } from '@gateway/catalog';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ClientsModule, Transport } from '@nestjs/microservices';
+import { healthSubject } from '@gateway/contracts';
+import {
+  DtoValidationPipe,
+  JsonLoggerService,
+  ObservabilityModule,
+  READINESS_CHECKS,
+  ReadinessCheck,
+  REDIS_URL,
+  RedisConnection,
+  splitList,
+  TracingNatsSerializer,
+} from '@gateway/platform';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { BudgetService, RESERVATION_TTL_MS } from './billing/budget.service';
+import { parseRateLimits } from './rate-limit/plan-limits';
+import { PLAN_RATE_LIMITS, RateLimitGuard } from './rate-limit/rate-limit.guard';
+import { AUTH_CACHE_OPTIONS, AuthCacheService } from './auth/auth-cache.service';
+import { KeyEventsController } from './auth/key-events.controller';
+import { KEY_USAGE_FLUSH_MS, KeyUsageTracker } from './auth/key-usage.tracker';
+import { EdgeEnv } from './config/edge.env';
+import { HttpExceptionFilter } from './errors/http-exception.filter';
+import { EdgeHealthController } from './health/health.controller';
+import { EdgeMetricsController } from './health/metrics.controller';
+import { MasterKeyController } from './master-key/master-key.controller';
+import { NATS_CLIENT, NATS_REQUEST_TIMEOUT_MS, ServiceClient } from './nats/service-client';
+import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
+import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
+import { ModelsController } from './models/models.controller';
+import { RequestObserver } from './observability/request-observer';
+import { AccountController } from './account/account.controller';
+import { DecisionsController } from './decisions/decisions.controller';
+import { DecisionsService } from './decisions/decisions.service';
+import { TextGenerationController } from './text-generation/text-generation.controller';
+import { INFERENCE_IDLE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
+import { FilesController } from './files/files.controller';
+import { createObjectStore, FileUrls, OBJECT_STORE } from '@gateway/storage';
+import { EmbeddingsController } from './embeddings/embeddings.controller';
+import { ImagesController } from './images/images.controller';
+import { MediaRelayService } from './media/media-relay.service';
+import { ModerationsController } from './moderations/moderations.controller';
+import { VideosController } from './videos/videos.controller';
+import { VIDEO_HEARTBEAT_MS, VideosService } from './videos/videos.service';
+import { VideoJobEvents } from './videos/video-job-events';
+import { VideoJobsProducer } from './videos/video-jobs.producer';
+
+
+const NEGATIVE_AUTH_TTL_MS = 5_000;
+
+@Module({})
+export class EdgeModule {
+  static forRoot(env: EdgeEnv, logger: JsonLoggerService): DynamicModule {
+    const catalogLogger = new Logger('ModelCatalog');
+    const catalog = ModelCatalog.fromFile(env.MODELS_CONFIG, process.env, (message) => catalogLogger.warn(message), {
+      // Prices and budgets cover every model the router may serve; only the router holds provider keys.
+      requireCredentials: false,
+    });
+    return {
+      module: EdgeModule,
+      imports: [
+        ObservabilityModule.forRoot({ metricsEndpoint: false, logger }),
+        ClientsModule.register([
+          {
+            name: NATS_CLIENT,
+            transport: Transport.NATS,
+            // Every request and event carries the caller's trace context in its headers.
+            options: { servers: splitList(env.NATS_URL), name: 'edge-gateway', serializer: new TracingNatsSerializer() },
+          },
+        ]),
+      ],
+      controllers: [
+        EdgeHealthController,
+        EdgeMetricsController,
+        KeyEventsController,
+        ProxyKeysController,
+        MasterKeyController,
+        ModelsController,
+        AccountController,
+        DecisionsController,
+        TextGenerationController,
+        FilesController,
+        EmbeddingsController,
+        ModerationsController,
+        ImagesController,
+        VideosController,
+      ],
+      providers: [
+        { provide: NATS_REQUEST_TIMEOUT_MS, useValue: env.NATS_REQUEST_TIMEOUT_MS },
+        { provide: REDIS_URL, useValue: env.REDIS_URL },
+        { provide: KEY_USAGE_FLUSH_MS, useValue: env.KEY_USAGE_FLUSH_MS },
+        { provide: INFERENCE_IDLE_TIMEOUT_MS, useValue: env.INFERENCE_IDLE_TIMEOUT_MS },
+        { provide: RESERVATION_TTL_MS, useValue: env.RESERVATION_TTL_MS },
+        { provide: PLAN_RATE_LIMITS, useValue: parseRateLimits(env.PLAN_RATE_LIMITS ?? '') },
+        { provide: ModelCatalog, useValue: catalog },
+        { provide: OBJECT_STORE, useValue: createObjectStore(env) },
+        {
+          provide: FileUrls,
+          useValue: new FileUrls(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}/v1`, env.FILE_URL_SECRET, env.FILE_URL_TTL_SECONDS),
+        },
+        BudgetService,
+        {
+          provide: AUTH_CACHE_OPTIONS,
+          useValue: {
+            ttlMs: env.AUTH_CACHE_TTL_SECONDS * 1000,
+            maxEntries: env.AUTH_CACHE_MAX_ENTRIES,
+            negativeTtlMs: Math.min(NEGATIVE_AUTH_TTL_MS, env.AUTH_CACHE_TTL_SECONDS * 1000),
+          },
+        },
+        {
+          provide: READINESS_CHECKS,
+          inject: [ServiceClient, RedisConnection],
+          useFactory: (services: ServiceClient, redis: RedisConnection): ReadinessCheck[] => [
+            { name: 'redis', check: () => redis.isReachable() },
+            ...(['key-service', 'account-service'] as const).map((service) => ({
+              name: service,
+              check: async () => (await services.request<{ ready: boolean }>(healthSubject(service), {})).ready,
+            })),
+          ],
+        },
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        // After authentication (guards run in registration order).
+        { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_PIPE, useClass: DtoValidationPipe },
+        { provide: APP_FILTER, useClass: HttpExceptionFilter },
+        ServiceClient,
+        RequestObserver,
+        RedisConnection,
+        AuthCacheService,
+        KeyUsageTracker,
+        ProxyKeysService,
+        TextGenerationService,
+        DecisionsService,
+        MediaRelayService,
+        { provide: VIDEO_HEARTBEAT_MS, useValue: env.VIDEO_HEARTBEAT_MS },
+        VideoJobsProducer,
+        VideoJobEvents,
+        VideosService,
+      ],
+    };
+  }
+}

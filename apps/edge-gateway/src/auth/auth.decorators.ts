@@ -1,0 +1,40 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
+import type { KeyType, Principal } from '@gateway/contracts';
+import type { FastifyRequest } from 'fastify';
+import type { IpAllowlist } from './ip-allowlist';
+
+export const PUBLIC_ROUTE = 'auth:public';
+export const ALLOWED_KEY_TYPES = 'auth:key-types';
+export const SKIP_ACCESS_CHECKS = 'auth:skip-access-checks';
+export const ACCEPTS_X_API_KEY = 'auth:x-api-key';
+
+/** Names of the security schemes in the OpenAPI document. */
+export const SecuritySchemes = { bearer: 'bearer', xApiKey: 'x-api-key' } as const;
+
+/**
+ * No key needed (health, public metadata). An empty security requirement tells the API reference
+ * the same thing the guard reads here.
+ */
+export const Public = () => applyDecorators(SetMetadata(PUBLIC_ROUTE, true), ApiSecurity({}));
+
+/** Only these key types may call the route; others get 403. The reference lists them as `x-key-types`. */
+export const KeyTypes = (...types: KeyType[]) =>
+  applyDecorators(SetMetadata(ALLOWED_KEY_TYPES, types), ApiExtension('x-key-types', types));
+
+/** The key may also come as `x-api-key: <key>` (the Anthropic convention), besides `Authorization: Bearer`. */
+export const AcceptsXApiKey = () =>
+  applyDecorators(SetMetadata(ACCEPTS_X_API_KEY, true), ApiSecurity(SecuritySchemes.bearer), ApiSecurity(SecuritySchemes.xApiKey));
+
+/** The route reports the proxy key's state itself (validate) instead of being refused by the guard. */
+export const SkipAccessChecks = () => SetMetadata(SKIP_ACCESS_CHECKS, true);
+
+export interface AuthenticatedRequest extends FastifyRequest {
+  principal: Principal;
+  ipAllowlist: IpAllowlist;
+}
+
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Principal =>
+    context.switchToHttp().getRequest<AuthenticatedRequest>().principal,
+);

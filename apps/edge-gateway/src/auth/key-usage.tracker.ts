@@ -1,0 +1,43 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { KeysTouchedEvent, Subjects } from '@gateway/contracts';
+import { ServiceClient } from '../nats/service-client';
+
+export const KEY_USAGE_FLUSH_MS = Symbol('KEY_USAGE_FLUSH_MS');
+
+/** Collects the keys used since the last flush and sends one `keys.touched` per interval, not a write per request. */
+@Injectable()
+export class KeyUsageTracker implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(KeyUsageTracker.name);
+  private used = new Set<string>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly services: ServiceClient,
+    @Inject(KEY_USAGE_FLUSH_MS) private readonly flushMs: number,
+  ) {}
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => void this.flush(), this.flushMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  touch(keyId: string): void {
+    this.used.add(keyId);
+  }
+
+  async flush(): Promise<void> {
+    if (this.used.size === 0) return;
+    const event: KeysTouchedEvent = { keyIds: [...this.used], at: Math.floor(Date.now() / 1000) };
+    this.used = new Set();
+    try {
+      await this.services.publish(Subjects.keysTouched, event);
+    } catch (error) {
+      this.logger.warn(`could not publish last_used updates: ${(error as Error).message}`);
+    }
+  }
+}

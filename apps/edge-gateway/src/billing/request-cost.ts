@@ -1,0 +1,85 @@
+import { ModelCatalog } from '@gateway/catalog';
+import { countTextTokens } from '@gateway/platform';
+import { baseModelId } from '../auth/access-policy';
+
+/** Output cap assumed when neither the request nor the catalog sets one. */
+const FALLBACK_MAX_OUTPUT = 4096;
+
+export interface CostEstimate {
+  model: string;
+  /** Prompt tokens (counted over the whole body: an upper bound) plus the output cap. */
+  tokens: number;
+  /** Worst-case cost in credits (a float: it only bounds a reservation; the ledger is exact). */
+  credits: number;
+}
+
+const positiveInt = (value: unknown): number | undefined =>
+  Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined;
+
+/**
+ * The most a text-generation request can cost: its prompt tokens plus its output cap
+ * (`max_tokens`, `max_completion_tokens`, `max_output_tokens`, else the model's) at the model's
+ * prices. Null when the model is not in the catalog (the router answers 404; nothing is charged).
+ */
+export function estimateTextCost(catalog: ModelCatalog, body: Record<string, unknown>): CostEstimate | null {
+  if (typeof body.model !== 'string') return null;
+  const model = catalog.get(baseModelId(body.model));
+  if (!model) return null;
+  const promptTokens = countTextTokens(JSON.stringify(body));
+  const maxOutput =
+    positiveInt(body.max_tokens) ??
+    positiveInt(body.max_completion_tokens) ??
+    positiveInt(body.max_output_tokens) ??
+    model.config.max_output_tokens ??
+    FALLBACK_MAX_OUTPUT;
+  const { input, output } = model.config.pricing;
+  return {
+    model: model.config.id,
+    tokens: promptTokens + maxOutput,
+    credits: (promptTokens * input + maxOutput * output) / 1_000_000,
+  };
+}
+
+/** Decisions bill input tokens only: the whole body's tokens (an upper bound) at the model's input price. */
+export function estimateDecisionCost(catalog: ModelCatalog, body: Record<string, unknown>, model = 'jev'): CostEstimate | null {
+  const entry = catalog.get(model);
+  if (!entry) return null;
+  const tokens = countTextTokens(JSON.stringify(body));
+  return { model, tokens, credits: (tokens * entry.config.pricing.input) / 1_000_000 };
+}
+
+/** The model a media request is for: the one it names, else the catalog's default for the route (its first model serving it). */
+export function mediaModelId(catalog: ModelCatalog, route: string, body: Record<string, unknown>): string | undefined {
+  return typeof body.model === 'string' ? body.model : catalog.firstServing(route)?.config.id;
+}
+
+/** Tokens of each input (string or array of strings), else of the whole body: an upper bound either way. */
+function inputTokens(body: Record<string, unknown>): number {
+  const input = body.input;
+  if (typeof input === 'string') return countTextTokens(input);
+  if (Array.isArray(input) && input.every((item) => typeof item === 'string')) return input.reduce((sum: number, item: string) => sum + countTextTokens(item), 0);
+  return countTextTokens(JSON.stringify(body));
+}
+
+/** Embeddings and moderations bill their input tokens at the model's input price. */
+export function estimateInputCost(catalog: ModelCatalog, route: string, body: Record<string, unknown>): CostEstimate | null {
+  const id = mediaModelId(catalog, route, body);
+  const model = id === undefined ? undefined : catalog.get(id);
+  if (!model) return null;
+  const tokens = inputTokens(body);
+  return { model: model.config.id, tokens, credits: (tokens * model.config.pricing.input) / 1_000_000 };
+}
+
+/**
+ * Images and videos bill `items` × the model's `pricing.per_item` (images: `n`, default 1; a video
+ * is one item); they count no tokens.
+ */
+export function estimateItemCost(catalog: ModelCatalog, route: string, body: Record<string, unknown>, items = 1): CostEstimate | null {
+  const id = mediaModelId(catalog, route, body);
+  const model = id === undefined ? undefined : catalog.get(id);
+  if (!model) return null;
+  return { model: model.config.id, tokens: 0, credits: items * (model.config.pricing.per_item ?? 0) };
+}
+
+/** `n` of an image request, as the worst case counts it. */
+export const imageCount = (body: Record<string, unknown>): number => positiveInt(body.n) ?? 1;

@@ -1,0 +1,93 @@
+import { BaseEnv, IpOrCidrList } from '@gateway/platform';
+import { WithObjectStoreEnv } from '@gateway/storage';
+import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, Validate } from 'class-validator';
+
+export class EdgeEnv extends WithObjectStoreEnv(BaseEnv) {
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT: number = 8080;
+
+  /** `::` listens on IPv6 and IPv4 alike. */
+  @IsString()
+  HOST = '::';
+
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** Proxies whose `X-Forwarded-For` is believed: comma-separated IPs or CIDRs. Empty: none. */
+  @IsOptional()
+  @Validate(IpOrCidrList, { message: 'TRUSTED_PROXIES must be comma-separated IP addresses or CIDR blocks' })
+  TRUSTED_PROXIES = '';
+
+  /** Upper bound on how long a cached authentication lives if a key-change event is lost. */
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  AUTH_CACHE_TTL_SECONDS: number = 30;
+
+  @IsInt()
+  @Min(100)
+  AUTH_CACHE_MAX_ENTRIES: number = 100_000;
+
+  /** How often `last_used` updates are sent to key-service, batched. */
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  KEY_USAGE_FLUSH_MS: number = 5000;
+
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  NATS_REQUEST_TIMEOUT_MS: number = 5000;
+
+  /**
+   * Longest silence allowed from the router during a text generation (between stream frames, or
+   * before a whole reply): a router that died mid-request turns into a 504 or a closed stream.
+   */
+  @IsInt()
+  @Min(1000)
+  INFERENCE_IDLE_TIMEOUT_MS: number = 660_000;
+
+  /** The model catalog, for prices and output caps when reserving a request's worst-case cost. */
+  @IsString()
+  MODELS_CONFIG = 'config/models.yaml';
+
+  /** Requests and tokens per minute by plan: `free=20:40000,basic=60:150000,...` (any subset). */
+  @IsOptional()
+  @Matches(/^(free|basic|standard|pro|enterprise)=\d+:\d+(,(free|basic|standard|pro|enterprise)=\d+:\d+)*$/, {
+    message: 'PLAN_RATE_LIMITS must look like free=20:40000,pro=1000:5000000 (requests:tokens per minute)',
+  })
+  PLAN_RATE_LIMITS?: string;
+
+  /** How long a budget reservation holds when its request's usage event never arrives. */
+  @IsInt()
+  @Min(10_000)
+  RESERVATION_TTL_MS: number = 900_000;
+
+  @IsInt()
+  @Min(1024)
+  BODY_LIMIT_BYTES: number = 10 * 1024 * 1024;
+
+  /** How clients reach the gateway, ending in `/v1`: the base of generated media URLs. Default: `http://localhost:<PORT>/v1`. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  PUBLIC_BASE_URL?: string;
+
+  /** Signs the URLs of private media (HMAC-SHA256); every edge replica needs the same value. */
+  @IsString({ message: 'FILE_URL_SECRET is required (32+ characters): it signs private media URLs' })
+  @MinLength(32, { message: 'FILE_URL_SECRET must be at least 32 characters' })
+  FILE_URL_SECRET: string;
+
+  /** How long a private media URL works. */
+  @IsInt()
+  @Min(60)
+  @Max(7 * 24 * 3600)
+  FILE_URL_TTL_SECONDS: number = 3600;
+
+  /** Interval of `{"heartbeat":true}` lines on a video stream while its job runs (proxies close idle streams). */
+  @IsInt()
+  @Min(100)
+  @Max(15_000)
+  VIDEO_HEARTBEAT_MS: number = 10_000;
+}

@@ -1,0 +1,65 @@
+import { Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ModelCatalog } from '@gateway/catalog';
+import type { FastifyReply } from 'fastify';
+import { Public } from '../auth/auth.decorators';
+import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { ApiErrors } from '../openapi/api-docs.decorators';
+import { DecisionsService } from './decisions.service';
+import { DecisionAnswerSchema, DecisionModelInfoSchema, DecisionQuestionSchema, DecisionRequestSchema, DecisionResponseSchema } from './decisions.openapi';
+
+export const DECISION_MODEL = 'jev';
+
+/** The model's public description (`GET /v1/systemone`): field names are ours (README, API notes). */
+export interface DecisionModelInfo {
+  object: 'decision.model';
+  model: string;
+  context_length: number;
+  question_types: string[];
+  pricing: { input: number; output: number; unit: string };
+}
+
+@ApiTags('Decisions')
+@ApiExtraModels(DecisionQuestionSchema, DecisionAnswerSchema)
+@Controller()
+export class DecisionsController {
+  constructor(
+    private readonly decisions: DecisionsService,
+    private readonly catalog: ModelCatalog,
+  ) {}
+
+  @Get(['systemone', 'decisions'])
+  @Public()
+  @ApiOperation({ summary: 'Describe the decision model', description: '`/v1/decisions` is an alias of `/v1/systemone`. No key needed.' })
+  @ApiOkResponse({ type: DecisionModelInfoSchema })
+  info(): DecisionModelInfo {
+    const model = this.catalog.get(DECISION_MODEL)?.config;
+    return {
+      object: 'decision.model',
+      model: DECISION_MODEL,
+      context_length: model?.tokens ?? 32_000,
+      question_types: ['choice', 'score', 'noul'],
+      pricing: { input: model?.pricing.input ?? 0.042, output: model?.pricing.output ?? 0, unit: 'credits per million tokens' },
+    };
+  }
+
+  @Post(['systemone', 'decisions'])
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Make a decision',
+    description:
+      'Facts plus questions in, machine-readable answers out (`choice`, `score`, `noul`). `/v1/decisions` is an alias of `/v1/systemone`. ' +
+      'Billed per input token; failed requests are not charged.',
+  })
+  @ApiBody({ type: DecisionRequestSchema })
+  @ApiOkResponse({ type: DecisionResponseSchema })
+  @ApiErrors({
+    400: 'Invalid body (`param` names the field), a version-pinned or unsupported model, or over 32,000 tokens.',
+    402: 'Insufficient credits, or the proxy key\'s allocation is spent.',
+    429: 'Rate limit reached, or the decision model is busy: wait for `Retry-After`, then retry with backoff.',
+    503: 'The decision model is temporarily unavailable: retry with backoff.',
+  })
+  decide(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.decisions.decide(request, reply);
+  }
+}

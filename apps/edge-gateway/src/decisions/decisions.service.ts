@@ -1,0 +1,69 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { DECISION_MAX_INPUT_TOKENS, DecisionRequest, ErrorCode, Subjects, TextFrame } from '@gateway/contracts';
+import { countTextTokens, DomainError } from '@gateway/platform';
+import type { FastifyReply } from 'fastify';
+import { firstValueFrom, timeout } from 'rxjs';
+import { callerContext } from '../auth/caller-context';
+import { isNatsPayloadTooLarge } from '../errors/to-http-error';
+import { BudgetService } from '../billing/budget.service';
+import { NATS_CLIENT, ServiceClient } from '../nats/service-client';
+import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { INFERENCE_IDLE_TIMEOUT_MS } from '../text-generation/text-generation.service';
+
+/**
+ * Relays a decision to the router: the input cost (decisions bill input tokens only) is reserved
+ * first, and the router's one JSON answer is returned with its status; a 429 carries Retry-After.
+ */
+@Injectable()
+export class DecisionsService {
+  constructor(
+    @Inject(NATS_CLIENT) private readonly nats: ClientProxy,
+    @Inject(INFERENCE_IDLE_TIMEOUT_MS) private readonly timeoutMs: number,
+    private readonly budget: BudgetService,
+    private readonly services: ServiceClient,
+  ) {}
+
+  async decide(request: MeteredRequest, reply: FastifyReply): Promise<void> {
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new DomainError(ErrorCode.InvalidRequest, 'Request body must be a JSON object');
+    }
+    const { principal } = request;
+    const requestId = String(request.id);
+    if (request.costEstimate) await this.budget.reserve(principal, requestId, request.costEstimate.credits);
+    const payload: DecisionRequest = { ...callerContext(request), body: body as Record<string, unknown> };
+    let frame: TextFrame;
+    const replied = this.services.timeRequest(Subjects.inferenceDecide);
+    try {
+      frame = await firstValueFrom(this.nats.send<TextFrame>(Subjects.inferenceDecide, payload).pipe(timeout(this.timeoutMs))).finally(replied);
+    } catch (error) {
+      // The router never answered: no usage event will settle the reservation.
+      if (request.costEstimate) await this.budget.release(principal, requestId).catch(() => undefined);
+      const overLimit = isNatsPayloadTooLarge(error) ? overTokenLimit(body as Record<string, unknown>) : null;
+      if (overLimit) return void (await reply.status(400).send(overLimit));
+      throw error;
+    }
+    if (frame.kind !== 'json') throw new DomainError(ErrorCode.Internal, 'unexpected stream from the decision engine');
+    const retryAfter = (frame.body as { error?: { retry_after?: unknown } })?.error?.retry_after;
+    if (frame.status === 429 && Number.isFinite(retryAfter)) void reply.header('retry-after', String(retryAfter));
+    await reply.status(frame.status).send(frame.body);
+  }
+}
+
+/**
+ * A body too large for the message bus is almost always far over the spec's token limit: then the
+ * caller gets the limit's 400 (as the router words it) rather than a 413 about our transport.
+ */
+function overTokenLimit(body: Record<string, unknown>): Record<string, unknown> | null {
+  const tokens = countTextTokens(JSON.stringify({ state: body.state, questions: body.questions }));
+  if (tokens <= DECISION_MAX_INPUT_TOKENS) return null;
+  return {
+    error: {
+      message: `state and questions together are ${tokens} tokens, over the limit of ${DECISION_MAX_INPUT_TOKENS} tokens`,
+      type: 'invalid_request_error',
+      code: 'context_length_exceeded',
+      param: 'state',
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { EmbeddingsBody, MediaRoutes, Subjects } from '@gateway/contracts';
+import type { FastifyReply } from 'fastify';
+import { MediaRelayService } from '../media/media-relay.service';
+import { mediaErrors } from '../media/media.openapi';
+import { sendMediaReply } from '../media/media-reply';
+import { ApiErrors } from '../openapi/api-docs.decorators';
+import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { EmbeddingListSchema } from './embeddings.openapi';
+
+@ApiTags('Embeddings')
+@Controller()
+export class EmbeddingsController {
+  constructor(private readonly media: MediaRelayService) {}
+
+  @Post('embeddings')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Embed text (OpenAI format)',
+    description: '`input` is a string or an array of strings; each vector carries its input\'s `index`. Charged the input tokens at the model\'s input price.',
+  })
+  @ApiOkResponse({ type: EmbeddingListSchema, description: 'An embedding result.' })
+  @ApiErrors(
+    mediaErrors(
+      "Invalid body, an input above the model's context or 300,000 tokens in all, or `dimensions` above the model's `metadata.max_dimensions`.",
+    ),
+  )
+  async create(@Body() body: EmbeddingsBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
+    const answer = await this.media.relay(request, MediaRoutes.embeddings, Subjects.inferenceEmbeddings, body);
+    await sendMediaReply(reply, answer);
+  }
+}

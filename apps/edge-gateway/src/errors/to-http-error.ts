@@ -1,0 +1,55 @@
+import { HttpException } from '@nestjs/common';
+import { ErrorCode, ErrorStatus, isDomainErrorPayload } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import { EmptyResponseException } from '@nestjs/microservices/errors/empty-response.exception';
+import { TimeoutError } from 'rxjs';
+import type { HttpError } from './error-formats';
+
+/** Every failure becomes a status and a message the client may see; null means unexpected (500). */
+export function toHttpError(exception: unknown): HttpError | null {
+  if (exception instanceof DomainError) {
+    return { status: ErrorStatus[exception.code], message: exception.message, code: exception.code, param: exception.param };
+  }
+  if (isDomainErrorPayload(exception)) {
+    if (exception.code === ErrorCode.Internal) return null;
+    return { status: ErrorStatus[exception.code], message: exception.message, code: exception.code, param: exception.param };
+  }
+  if (exception instanceof HttpException) {
+    const response = exception.getResponse();
+    const message =
+      typeof response === 'string'
+        ? response
+        : typeof (response as { message?: unknown }).message === 'string'
+          ? (response as { message: string }).message
+          : exception.message;
+    return { status: exception.getStatus(), message };
+  }
+  if (exception instanceof TimeoutError) {
+    return { status: 503, message: 'A gateway service did not answer in time; retry with backoff', code: ErrorCode.ServiceUnavailable };
+  }
+  if (isNatsPayloadTooLarge(exception)) {
+    // The request is forwarded to the services as one NATS message, whose size the NATS server caps
+    // (max_payload, 1 MiB by default).
+    return {
+      status: 413,
+      message: "Request too large to forward to the gateway's services: it exceeds the NATS server's max_payload (1 MiB by default)",
+      code: 'request_too_large',
+    };
+  }
+  if (exception instanceof EmptyResponseException || isNatsConnectionError(exception)) {
+    return { status: 503, message: 'A gateway service is unavailable; retry with backoff', code: ErrorCode.ServiceUnavailable };
+  }
+  return null;
+}
+
+/** The request was too large for one NATS message (the server's max_payload). */
+export function isNatsPayloadTooLarge(exception: unknown): boolean {
+  return typeof exception === 'object' && exception !== null && (exception as { code?: unknown }).code === 'MAX_PAYLOAD_EXCEEDED';
+}
+
+/** NATS client failures: no responders, or the connection is down or closed. */
+function isNatsConnectionError(exception: unknown): boolean {
+  if (typeof exception !== 'object' || exception === null || !('code' in exception)) return false;
+  const code = String((exception as { code: unknown }).code);
+  return ['503', 'NO_RESPONDERS', 'CONNECTION_CLOSED', 'DISCONNECT', 'CONNECTION_REFUSED', 'CONNECTION_DRAINING'].includes(code);
+}

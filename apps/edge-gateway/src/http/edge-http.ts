@@ -1,0 +1,55 @@
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { splitList } from '@gateway/platform';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { EdgeEnv } from '../config/edge.env';
+import { mountOpenApi } from '../openapi/openapi.setup';
+import { RegisteredRoute, recordRoutes } from '../openapi/route-registry';
+import { registerJsonBodyParser } from './json-body.parser';
+import { rewriteLegacyUrl } from './legacy-urls';
+import { tracedServerFactory } from '../observability/traced-http-server';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface EdgeHttp {
+  adapter: FastifyAdapter;
+  /** Every route Fastify registers from here on, Nest's and the documentation's alike. */
+  routes: RegisteredRoute[];
+}
+
+/** The edge's Fastify instance with its hooks and body parser, before Nest adds any route. */
+export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
+  const trustedProxies = splitList(env.TRUSTED_PROXIES);
+  const adapter = new FastifyAdapter({
+    // request.ip is the socket address unless the hop is a listed proxy.
+    trustProxy: trustedProxies.length > 0 ? trustedProxies : false,
+    bodyLimit: env.BODY_LIMIT_BYTES,
+    rewriteUrl: rewriteLegacyUrl,
+    // Legacy paths carry a proxy key (up to 256 characters) as a parameter; longer ones are a 400, not a 414.
+    routerOptions: { maxParamLength: 1024 },
+    genReqId: (request: IncomingMessage) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
+    },
+    serverFactory: tracedServerFactory,
+    // Requests that arrive while draining get our 503 (with the request id), not Fastify's bare one.
+    return503OnClosing: false,
+  });
+  const fastify = adapter.getInstance();
+  const routes = recordRoutes(fastify);
+  fastify.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES);
+  return { adapter, routes };
+}
+
+/** Paths served outside the `/v1` prefix: probes and the Prometheus scrape. */
+const UNPREFIXED = ['healthz', 'readyz', 'metrics'];
+
+/** What every edge app gets once Nest has created it: the `/v1` prefix and the API reference it serves. */
+export function configureEdgeApp(app: NestFastifyApplication): OpenAPIObject {
+  app.setGlobalPrefix('v1', { exclude: UNPREFIXED });
+  return mountOpenApi(app);
+}

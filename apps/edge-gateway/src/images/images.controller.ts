@@ -1,0 +1,34 @@
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ImageGenerationBody, MediaRoutes, Subjects } from '@gateway/contracts';
+import { FileUrls } from '@gateway/storage';
+import type { FastifyReply } from 'fastify';
+import { MediaRelayService } from '../media/media-relay.service';
+import { mediaErrors } from '../media/media.openapi';
+import { sendMediaReply } from '../media/media-reply';
+import { ApiErrors } from '../openapi/api-docs.decorators';
+import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { ImageGenerationResultSchema } from './images.openapi';
+
+@ApiTags('Images')
+@Controller('images')
+export class ImagesController {
+  constructor(
+    private readonly media: MediaRelayService,
+    private readonly urls: FileUrls,
+  ) {}
+
+  @Post('generations')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Generate images (OpenAI format)',
+    description:
+      "Without `model`: the catalog's first image model. Charged `n` × the model's `pricing.per_item`. URLs point at `GET /v1/files/…`: signed and expiring unless `public: true`.",
+  })
+  @ApiOkResponse({ type: ImageGenerationResultSchema, description: 'An image generation result.' })
+  @ApiErrors(mediaErrors("Invalid body, or a `size`, `quality`, `style` or `n` the model does not offer (its catalog `sizes`, `qualities`, `styles`, `max_images`)."))
+  async generate(@Body() body: ImageGenerationBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
+    const answer = await this.media.relay(request, MediaRoutes.images, Subjects.inferenceImages, body);
+    await sendMediaReply(reply, answer, this.urls);
+  }
+}

@@ -1,0 +1,18 @@
+import { MediaReply } from '@gateway/contracts';
+import { FileUrls } from '@gateway/storage';
+import type { FastifyReply } from 'fastify';
+
+/**
+ * Writes a router reply: a JSON body with its status, or generated images as the spec's result,
+ * stored ones as file URLs (plain when public, signed and expiring otherwise).
+ */
+export function sendMediaReply(reply: FastifyReply, answer: MediaReply, urls?: FileUrls): FastifyReply {
+  if (answer.kind === 'json') return reply.status(answer.status).send(answer.body);
+  if (!urls) throw new Error('the router answered images on a route that does not generate them');
+  const data = answer.images.map((image) => {
+    const item: Record<string, string> = image.file ? { url: urls.urlFor(image.file.key, image.file.public) } : { b64_json: image.b64_json ?? '' };
+    if (image.revised_prompt !== undefined) item.revised_prompt = image.revised_prompt;
+    return item;
+  });
+  return reply.status(200).send({ created: answer.created, data });
+}

@@ -1,0 +1,40 @@
+import { context, gatewayTracer, propagation, ROOT_CONTEXT, Span, SpanKind, trace } from '@gateway/platform';
+import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+
+interface RequestTrace {
+  span: Span;
+  /** performance.now() when the request arrived. */
+  startedAt: number;
+}
+
+const traces = new WeakMap<IncomingMessage, RequestTrace>();
+
+/** The server span and arrival time of a request (set for every request the edge serves). */
+export function requestTrace(request: IncomingMessage): RequestTrace | undefined {
+  return traces.get(request);
+}
+
+/**
+ * Fastify's `serverFactory`: an HTTP server that opens a server span per request, continuing the
+ * client's W3C `traceparent` if it sent one, and runs everything the request causes — hooks,
+ * guards, handlers, the NATS messages they send — inside it. The request observer names and
+ * completes the span once the route and status are known.
+ */
+export function tracedServerFactory(handler: RequestListener): Server {
+  return createServer((request: IncomingMessage, response: ServerResponse) => {
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    const span = gatewayTracer().startSpan(
+      request.method ?? 'HTTP',
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method ?? '' } },
+      parent,
+    );
+    traces.set(request, { span, startedAt: performance.now() });
+    const active = trace.setSpan(parent, span);
+    // The body arrives in later events: bound, its listeners (body parsing, then the route) stay in the span.
+    context.bind(active, request);
+    context.bind(active, response);
+    // After the observer's own 'close' listener, which names the span: ending it is the last thing.
+    response.once('close', () => setImmediate(() => span.end()));
+    context.with(active, () => handler(request, response));
+  });
+}

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import {
+  AccountScoped,
+  CreateProxyKeyCommand,
+  CreateProxyKeyDto,
+  MessageResponse,
+  ProxyKeyCommand,
+  ProxyKeyRecord,
+  Subjects,
+  ToggleResponse,
+  UpdateProxyKeyCommand,
+  UpdateProxyKeyDto,
+} from '@gateway/contracts';
+import { ServiceClient } from '../nats/service-client';
+
+/** Maps the HTTP calls to key-service commands, adding the authenticated account. */
+@Injectable()
+export class ProxyKeysService {
+  constructor(private readonly services: ServiceClient) {}
+
+  create(accountId: string, body: CreateProxyKeyDto): Promise<ProxyKeyRecord> {
+    const command: CreateProxyKeyCommand = { ...body, accountId };
+    return this.services.request(Subjects.proxyKeyCreate, command);
+  }
+
+  list(accountId: string): Promise<ProxyKeyRecord[]> {
+    const request: AccountScoped = { accountId };
+    return this.services.request(Subjects.proxyKeyList, request);
+  }
+
+  lookup(accountId: string, proxyKey: string): Promise<ProxyKeyRecord> {
+    return this.services.request(Subjects.proxyKeyLookup, this.command(accountId, proxyKey));
+  }
+
+  update(accountId: string, body: UpdateProxyKeyDto): Promise<MessageResponse> {
+    const command: UpdateProxyKeyCommand = { ...body, accountId };
+    return this.services.request(Subjects.proxyKeyUpdate, command);
+  }
+
+  toggle(accountId: string, proxyKey: string): Promise<ToggleResponse> {
+    return this.services.request(Subjects.proxyKeyToggle, this.command(accountId, proxyKey));
+  }
+
+  remove(accountId: string, proxyKey: string): Promise<MessageResponse> {
+    return this.services.request(Subjects.proxyKeyRemove, this.command(accountId, proxyKey));
+  }
+
+  removeAll(accountId: string): Promise<MessageResponse> {
+    const request: AccountScoped = { accountId };
+    return this.services.request(Subjects.proxyKeyRemoveAll, request);
+  }
+
+  private command(accountId: string, proxyKey: string): ProxyKeyCommand {
+    return { accountId, proxy_key: proxyKey };
+  }
+}

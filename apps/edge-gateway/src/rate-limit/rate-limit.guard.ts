@@ -1,0 +1,91 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { ModelCatalog } from '@gateway/catalog';
+import { ErrorCode, MediaRoutes, Plan, VIDEO_ROUTE } from '@gateway/contracts';
+import { DomainError, RedisConnection } from '@gateway/platform';
+import type { FastifyReply } from 'fastify';
+import { AuthenticatedRequest } from '../auth/auth.decorators';
+import { CostEstimate, estimateDecisionCost, estimateInputCost, estimateItemCost, estimateTextCost, imageCount } from '../billing/request-cost';
+import { RateLimit } from './plan-limits';
+import { RateLimitDecision, RateLimiter } from './rate-limiter';
+
+export const PLAN_RATE_LIMITS = Symbol('PLAN_RATE_LIMITS');
+
+const SUMMARY_ROUTE = '/v1/user/me';
+
+type Body = Record<string, unknown>;
+
+/** The metered POST routes: how each one's worst case (tokens for the rate limit, credits for the budget) is estimated. */
+const ESTIMATES = new Map<string, (catalog: ModelCatalog, body: Body) => CostEstimate | null>([
+  ['/v1/chat/completions', estimateTextCost],
+  ['/v1/responses', estimateTextCost],
+  ['/v1/messages', estimateTextCost],
+  ['/v1/systemone', (catalog, body) => estimateDecisionCost(catalog, body)],
+  ['/v1/decisions', (catalog, body) => estimateDecisionCost(catalog, body)],
+  ['/v1/embeddings', (catalog, body) => estimateInputCost(catalog, MediaRoutes.embeddings, body)],
+  ['/v1/moderations', (catalog, body) => estimateInputCost(catalog, MediaRoutes.moderations, body)],
+  ['/v1/images/generations', (catalog, body) => estimateItemCost(catalog, MediaRoutes.images, body, imageCount(body))],
+  ['/v1/videos/generations', (catalog, body) => estimateItemCost(catalog, VIDEO_ROUTE, body)],
+]);
+
+export interface MeteredRequest extends AuthenticatedRequest {
+  /** Set on metered routes (see ESTIMATES): the worst case the budget reservation uses too. */
+  costEstimate?: CostEstimate | null;
+}
+
+function setHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  void reply.headers({
+    'x-ratelimit-limit-requests': String(decision.limit.requestsPerMinute),
+    'x-ratelimit-remaining-requests': String(decision.remainingRequests),
+    'x-ratelimit-reset-requests': `${decision.resetSeconds}s`,
+    'x-ratelimit-limit-tokens': String(decision.limit.tokensPerMinute),
+    'x-ratelimit-remaining-tokens': String(decision.remainingTokens),
+    'x-ratelimit-reset-tokens': `${decision.resetSeconds}s`,
+  });
+}
+
+/**
+ * The plan's requests- and tokens-per-minute limits, after authentication, on every authenticated
+ * route. Text-generation requests count their prompt tokens plus their output cap, decisions,
+ * embeddings and moderations their input tokens, images none.
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  private readonly limiter: RateLimiter;
+
+  constructor(
+    redis: RedisConnection,
+    private readonly catalog: ModelCatalog,
+    @Inject(PLAN_RATE_LIMITS) private readonly limits: Record<Plan, RateLimit>,
+  ) {
+    this.limiter = new RateLimiter(redis.client);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<MeteredRequest>();
+    if (!request.principal) return true; // a public route
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const path = request.url.split('?', 1)[0];
+    const accountId = request.principal.accountId;
+    const limit = this.limits[request.principal.plan];
+    const body = request.body && typeof request.body === 'object' ? (request.body as Body) : undefined;
+    const estimate = request.method === 'POST' ? ESTIMATES.get(path) : undefined;
+    if (body && estimate) request.costEstimate = estimate(this.catalog, body);
+    const tokens = request.costEstimate?.tokens ?? 0;
+    if (path === SUMMARY_ROUTE && (await this.limiter.freeSummaryPoll(accountId))) {
+      setHeaders(reply, await this.limiter.peek(accountId, limit));
+      return true;
+    }
+    const decision = await this.limiter.check(accountId, limit, tokens);
+    setHeaders(reply, decision);
+    if (!decision.allowed) {
+      void reply.header('retry-after', String(decision.resetSeconds));
+      throw new DomainError(
+        ErrorCode.RateLimited,
+        decision.exceeded === 'tokens'
+          ? `Rate limit reached: ${limit.tokensPerMinute} tokens per minute on the ${request.principal.plan} plan; retry after ${decision.resetSeconds}s`
+          : `Rate limit reached: ${limit.requestsPerMinute} requests per minute on the ${request.principal.plan} plan; retry after ${decision.resetSeconds}s`,
+      );
+    }
+    return true;
+  }
+}

@@ -1,0 +1,119 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { CancelInferenceEvent, ErrorCode, Subjects, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import type { FastifyReply } from 'fastify';
+import { Subscription, timeout } from 'rxjs';
+import { BudgetService } from '../billing/budget.service';
+import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { callerContext } from '../auth/caller-context';
+import { errorBody, errorFormatFor } from '../errors/error-formats';
+import { streamErrorFrame } from '../errors/stream-error-frame';
+import { toHttpError } from '../errors/to-http-error';
+import { NATS_CLIENT, ServiceClient } from '../nats/service-client';
+import { RequestObserver } from '../observability/request-observer';
+
+export const INFERENCE_IDLE_TIMEOUT_MS = Symbol('INFERENCE_IDLE_TIMEOUT_MS');
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  // Proxies such as nginx must not buffer the stream.
+  'x-accel-buffering': 'no',
+};
+
+/**
+ * Relays one text-generation request to the router and its answer to the client: a JSON reply, or a
+ * server-sent-event stream written frame by frame as the router's NATS messages arrive. A client
+ * that disconnects cancels the router's upstream call.
+ */
+@Injectable()
+export class TextGenerationService {
+  private readonly logger = new Logger(TextGenerationService.name);
+
+  constructor(
+    @Inject(NATS_CLIENT) private readonly nats: ClientProxy,
+    private readonly services: ServiceClient,
+    @Inject(INFERENCE_IDLE_TIMEOUT_MS) private readonly idleTimeoutMs: number,
+    private readonly budget: BudgetService,
+    private readonly observer: RequestObserver,
+  ) {}
+
+  async relay(format: TextFormat, request: MeteredRequest, reply: FastifyReply): Promise<void> {
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new DomainError(ErrorCode.InvalidRequest, 'Request body must be a JSON object');
+    }
+    const { principal } = request;
+    const requestId = String(request.id);
+    // A model not in the catalog costs nothing: the router answers 404 and nothing is charged.
+    const reserved = request.costEstimate ? (await this.budget.reserve(principal, requestId, request.costEstimate.credits), true) : false;
+    const payload: TextGenerationRequest = { ...callerContext(request), format, body: body as Record<string, unknown> };
+    return new Promise<void>((resolve) => {
+      let streaming = false;
+      let answered = false;
+      let finished = false;
+      let eventsWritten = 0;
+      const replied = this.services.timeRequest(Subjects.inferenceText);
+      const finish = () => {
+        finished = true;
+        resolve();
+      };
+      const frames = this.nats.send<TextFrame>(Subjects.inferenceText, payload).pipe(timeout({ each: this.idleTimeoutMs }));
+      const subscription: Subscription = frames.subscribe({
+        next: (frame) => {
+          answered = true;
+          replied();
+          if (frame.kind === 'json') {
+            if (!streaming) void reply.status(frame.status).send(frame.body);
+            return;
+          }
+          if (!streaming) {
+            streaming = true;
+            reply.hijack();
+            reply.raw.writeHead(200, { ...SSE_HEADERS, 'x-request-id': String(request.id) });
+            this.observer.streamStarted(request);
+          }
+          for (const text of frame.frames) reply.raw.write(text);
+          eventsWritten += frame.frames.length;
+        },
+        error: (error: unknown) => {
+          replied();
+          // The router never answered: no usage event will come to settle the reservation.
+          if (reserved && !answered) void this.budget.release(principal, requestId).catch(() => undefined);
+          const problem = toHttpError(error) ?? { status: 500, message: 'Internal error; quote the request id when reporting it' };
+          if (problem.status >= 500) this.logger.error(`inference ${request.id} failed: ${JSON.stringify(error)}`);
+          if (streaming) {
+            // Headers are gone: the failure becomes the stream's last event, in the client's format.
+            reply.raw.end(streamErrorFrame(format, problem, requestId, eventsWritten));
+          } else {
+            void reply.status(problem.status).send(errorBody(errorFormatFor(request.url), problem, requestId));
+          }
+          finish();
+        },
+        complete: () => {
+          if (streaming) reply.raw.end();
+          else if (!answered && !reply.raw.destroyed) {
+            // The router ended the exchange without an answer (it was cancelled under the client).
+            const problem = { status: 502, message: 'The inference router ended the request without an answer; quote the request id when reporting it' };
+            void reply.status(problem.status).send(errorBody(errorFormatFor(request.url), problem, requestId));
+          }
+          finish();
+        },
+      });
+      // The response closing before it finished means the client went away.
+      const clientGone = () => {
+        if (finished || reply.raw.writableFinished) return;
+        subscription.unsubscribe();
+        const cancel: CancelInferenceEvent = { requestId: String(request.id) };
+        void this.services.publish(Subjects.inferenceCancel, cancel).catch(() => undefined);
+        finish();
+      };
+      // It may have gone already, while the request was authorised and its cost reserved: the
+      // router still hears of it (and records it as cancelled), but stops at once.
+      if (reply.raw.destroyed) clientGone();
+      else reply.raw.once('close', clientGone);
+    });
+  }
+}

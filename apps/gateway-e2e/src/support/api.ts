@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { suiteInfo } from './suite-info';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  /** Sent as is (for malformed bodies). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+  /** Base URL: edge A by default. */
+  base?: string;
+}
+
+/** One HTTP call to the gateway, as any client would make it. */
+export async function api<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
+    headers['content-type'] = 'application/json';
+  }
+  const response = await fetch(`${options.base ?? suiteInfo().edgeA}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T, text };
+}
+
+export interface TestAccount {
+  accountId: string;
+  masterKey: string;
+}
+
+function adminCli(args: string[]): any {
+  const { env } = suiteInfo();
+  const entry = join(__dirname, '../../../../dist/apps/key-service/src/cli/admin.cli.js');
+  const output = execFileSync(process.execPath, [entry, ...args, '--json'], { env, encoding: 'utf8' });
+  return JSON.parse(output.trim().split('\n').pop() as string);
+}
+
+/** A new account made the way an operator makes one: the admin CLI. */
+export function createAccount(plan = 'pro', credits = '100'): TestAccount {
+  const created = adminCli(['account', 'create', '--plan', plan, '--credits', credits]);
+  return { accountId: created.account_id, masterKey: created.master_key };
+}
+
+export function createDevPass(accountId: string): string {
+  return adminCli(['devpass', 'create', '--account', accountId]).dev_key;
+}
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface ProxyKeyFields {
+  name?: string;
+  allocated_ammount?: number;
+  expires_at?: number;
+  model_whitelist?: string[];
+  ip_whitelist?: string[];
+  spend_window?: string | null;
+}
+
+export async function createProxyKey(masterKey: string, fields: ProxyKeyFields = {}): Promise<any> {
+  const response = await api('POST', '/v1/auth/proxy/create', {
+    key: masterKey,
+    body: { name: 'test key', allocated_ammount: 5, ...fields },
+  });
+  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${response.text}`);
+  return response.body;
+}

@@ -1,0 +1,40 @@
+/** Catalog entries for the media tests (see fake-openai-media.ts for what each upstream model does). */
+export const FAKE_IMAGE_PER_ITEM = 0.05;
+
+export function mediaTestModels(openaiRoute: (upstream: string) => object): Record<string, unknown>[] {
+  const base = { owned_by: 'e2e', created: 1767225600 };
+  const simulator = (upstream: string) => ({ adapter: 'simulator', upstream_model: upstream });
+  return [
+    {
+      ...base,
+      id: 'fake-openai-embed',
+      tokens: 8192,
+      pricing: { input: 1, output: 0 },
+      endpoints: ['embeddings'],
+      metadata: { dimensions: 8, max_dimensions: 64 },
+      routes: [openaiRoute('embed')],
+    },
+    { ...base, id: 'fallback-embed', tokens: 8192, pricing: { input: 1, output: 0 }, endpoints: ['embeddings'], routes: [openaiRoute('always-500'), simulator('sim-embed')] },
+    { ...base, id: 'fake-openai-moderation', pricing: { input: 1, output: 0 }, endpoints: ['moderations'], routes: [openaiRoute('moderate')] },
+    {
+      ...base,
+      id: 'fake-openai-image',
+      pricing: { input: 0, output: 0, per_item: FAKE_IMAGE_PER_ITEM },
+      endpoints: ['images.generations'],
+      sizes: ['256x256', '512x512', '1024x1024'],
+      qualities: ['standard', 'hd'],
+      max_images: 2,
+      routes: [openaiRoute('painter')],
+    },
+    {
+      ...base,
+      id: 'fake-openai-image-url',
+      pricing: { input: 0, output: 0, per_item: FAKE_IMAGE_PER_ITEM },
+      endpoints: ['images.generations'],
+      max_images: 1,
+      routes: [openaiRoute('painter-url')],
+    },
+    { ...base, id: 'reject-400-image', pricing: { input: 0, output: 0, per_item: 1 }, endpoints: ['images.generations'], routes: [openaiRoute('reject-400')] },
+    { ...base, id: 'broken-image', pricing: { input: 0, output: 0, per_item: 1 }, endpoints: ['images.generations'], routes: [openaiRoute('always-500')] },
+  ];
+}

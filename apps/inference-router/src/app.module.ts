@@ -1,0 +1,73 @@
+import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { healthSubject } from '@gateway/contracts';
+import { HealthController, healthRpcController, JETSTREAM_SERVERS, JetStreamConnection, READINESS_CHECKS, ReadinessCheck, splitList } from '@gateway/platform';
+import { ModelCatalog } from '@gateway/catalog';
+import { DecisionController } from './decisions/decision.controller';
+import { DecisionEngine } from './decisions/decision-engine';
+import { DecisionService } from './decisions/decision.service';
+import { RouterMetrics } from './observability/router-metrics';
+import { ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS } from './providers/provider-adapters';
+import { RouterEnv } from './router.env';
+import { CancelListener } from './text-generation/cancel.listener';
+import { InflightRequests } from './text-generation/inflight-requests';
+import { TextGenerationController } from './text-generation/text-generation.controller';
+import { TextGenerationService } from './text-generation/text-generation.service';
+import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './text-generation/upstream-caller';
+import { UsagePublisher } from './usage/usage.publisher';
+import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
+import { EmbeddingsController } from './embeddings/embeddings.controller';
+import { EmbeddingsService } from './embeddings/embeddings.service';
+import { ImagesController } from './images/images.controller';
+import { ImagesService } from './images/images.service';
+import { MediaCalls } from './media/media-call';
+import { ModerationsController } from './moderations/moderations.controller';
+import { ModerationsService } from './moderations/moderations.service';
+
+/** Model catalog, provider adapters and format translation. */
+@Module({})
+export class InferenceRouterModule {
+  static forRoot(env: RouterEnv): DynamicModule {
+    const logger = new Logger('ModelCatalog');
+    const catalog = ModelCatalog.fromFile(env.MODELS_CONFIG, process.env, (message) => logger.warn(message));
+    logger.log(`serving ${catalog.list().length} models from ${env.MODELS_CONFIG}`);
+    return {
+      module: InferenceRouterModule,
+      controllers: [
+        TextGenerationController,
+        DecisionController,
+        HealthController,
+        healthRpcController(healthSubject('inference-router')),
+        EmbeddingsController,
+        ModerationsController,
+        ImagesController,
+      ],
+      providers: [
+        { provide: ModelCatalog, useValue: catalog },
+        { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
+        { provide: RETRY_POLICY, useValue: { attemptsPerRoute: env.UPSTREAM_ATTEMPTS, baseDelayMs: env.UPSTREAM_RETRY_BASE_MS } },
+        { provide: SIMULATOR_TOKEN_DELAY_MS, useValue: env.SIMULATOR_TOKEN_DELAY_MS },
+        ProviderAdapters,
+        { provide: PROVIDER_ADAPTERS, inject: [ProviderAdapters], useFactory: (adapters: ProviderAdapters) => adapters.byName },
+        {
+          provide: READINESS_CHECKS,
+          inject: [JetStreamConnection],
+          useFactory: (jetstream: JetStreamConnection): ReadinessCheck[] => [{ name: 'jetstream', check: () => jetstream.isReachable() }],
+        },
+        JetStreamConnection,
+        UsagePublisher,
+        InflightRequests,
+        CancelListener,
+        UpstreamCaller,
+        TextGenerationService,
+        DecisionEngine,
+        DecisionService,
+        RouterMetrics,
+        { provide: OBJECT_STORE, useValue: createObjectStore(env) },
+        MediaCalls,
+        EmbeddingsService,
+        ModerationsService,
+        ImagesService,
+      ],
+    };
+  }
+}

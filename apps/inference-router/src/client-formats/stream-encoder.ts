@@ -1,0 +1,17 @@
+import type { CanonicalStreamEvent } from '../canonical/canonical.types';
+
+/**
+ * Turns one reply's canonical stream events into SSE frames of a client format. Each returned
+ * string is one complete frame (ending in a blank line), to be written as is.
+ */
+export interface StreamEncoder {
+  /** Frames for one event; may be none (e.g. excluded reasoning, usage held until the end). */
+  encode(event: CanonicalStreamEvent): string[];
+  /** Closing frames once the upstream stream has ended (`[DONE]`, `response.completed`, `message_stop`). */
+  finish(): string[];
+  /**
+   * An in-stream error frame that ends the stream (numbered in sequence for the responses format);
+   * a 5xx carries the request id, as a 5xx body does.
+   */
+  error(status: number, message: string, requestId?: string): string[];
+}

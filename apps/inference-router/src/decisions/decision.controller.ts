@@ -1,0 +1,44 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { CallerContext, ErrorCode, Subjects, TextFrame } from '@gateway/contracts';
+import { DomainError, firstFieldProblem } from '@gateway/platform';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { DecisionCall, DecisionService } from './decision.service';
+
+const CALLER_FIELDS = ['accountId', 'keyId', 'keyType', 'maskedKey', 'ip', 'requestId'] as const;
+
+/**
+ * The caller fields of an `inference.decide` payload, validated like the `DecisionRequest` DTO,
+ * with `body` passed on untouched. Validated here rather than by the global DTO pipe on purpose:
+ * the pipe rebuilds the payload with class-transformer, whose assignment of a `__proto__` key
+ * sets the new object's prototype instead of copying the key — the question id `__proto__`
+ * would vanish instead of being refused by name.
+ */
+export function toDecisionCall(payload: unknown): DecisionCall {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw new DomainError(ErrorCode.InvalidRequest, 'Request payload must be a JSON object');
+  }
+  const record = payload as Record<string, unknown>;
+  const caller = plainToInstance(CallerContext, Object.fromEntries(CALLER_FIELDS.map((field) => [field, record[field]])));
+  const problem = firstFieldProblem(validateSync(caller));
+  if (problem) throw new DomainError(ErrorCode.InvalidRequest, problem.message, problem.param);
+  const call = caller as DecisionCall;
+  // The very object JSON.parse produced: not copied, so own `__proto__` keys are still there.
+  call.body = record['body'];
+  return call;
+}
+
+@Controller()
+export class DecisionController {
+  constructor(private readonly decisions: DecisionService) {}
+
+  /**
+   * Exactly one `json` frame per request. The payload is typed `unknown` so that the global
+   * validation pipe passes it through as received (see `toDecisionCall`).
+   */
+  @MessagePattern(Subjects.inferenceDecide)
+  decide(@Payload() payload: unknown): Promise<TextFrame> {
+    return this.decisions.decide(toDecisionCall(payload));
+  }
+}

@@ -1,0 +1,92 @@
+import { Injectable } from '@nestjs/common';
+import { EmbeddingsRequest, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
+import type { CatalogModel } from '@gateway/catalog';
+import type { EmbeddingRequest } from '../canonical/media.types';
+import { MediaCalls, MediaRequestError } from '../media/media-call';
+import { countTokens } from '../providers/token-count';
+import { UpstreamCaller } from '../text-generation/upstream-caller';
+import { encodeEmbedding } from './embedding-encoding';
+
+const positiveInt = (value: unknown): number | undefined => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined);
+
+/** The model's vector sizes: `metadata.dimensions` (default) and `metadata.max_dimensions` (largest `dimensions`). */
+export function modelDimensions(model: CatalogModel): { default?: number; max?: number } {
+  const metadata = model.config.metadata ?? {};
+  const fallback = positiveInt(metadata['dimensions']);
+  return { default: fallback, max: positiveInt(metadata['max_dimensions']) ?? fallback };
+}
+
+/**
+ * `POST /v1/embeddings`: one vector per input, in input order, each with its `index`; `float` or
+ * `base64` (little-endian float32) as asked; `usage.prompt_tokens` from the upstream (or counted).
+ */
+@Injectable()
+export class EmbeddingsService {
+  constructor(
+    private readonly calls: MediaCalls,
+    private readonly upstream: UpstreamCaller,
+  ) {}
+
+  embed(request: EmbeddingsRequest): Promise<MediaReply> {
+    return this.calls.run(request, MediaRoutes.embeddings, async (outcome) => {
+      const { body } = request;
+      outcome.model = body.model;
+      const model = this.calls.resolveModel(MediaRoutes.embeddings, body.model);
+      const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+      const counted = this.checkInputs(model, inputs);
+      outcome.inputTokens = counted;
+      const dimensions = this.dimensionsFor(model, body.dimensions ?? undefined);
+      const encoding = body.encoding_format ?? 'float';
+      const canonical: EmbeddingRequest = {
+        model: model.config.id,
+        inputs,
+        dimensions,
+        dimensionsRequested: body.dimensions !== undefined && body.dimensions !== null,
+        encoding,
+        user: body.user ?? undefined,
+      };
+      const signal = new AbortController().signal;
+      const { result, route } = await this.upstream.withFallback(model.routes, signal, (adapter, upstreamRoute) => {
+        if (!adapter.embed) throw new Error(`the ${upstreamRoute.adapter} adapter does not serve embeddings (catalog model ${model.config.id})`);
+        return adapter.embed(upstreamRoute, canonical, signal);
+      });
+      Object.assign(outcome, { provider: route.adapter, inputTokens: result.inputTokens });
+      return {
+        kind: 'json',
+        status: 200,
+        body: {
+          object: 'list',
+          data: result.vectors.map((vector, index) => ({ object: 'embedding', embedding: encodeEmbedding(vector, encoding), index })),
+          model: model.config.id,
+          usage: { prompt_tokens: result.inputTokens, total_tokens: result.inputTokens },
+        },
+      };
+    });
+  }
+
+  /** Each input within the model's context (`tokens`), all of them within the request limit; returns the total. */
+  private checkInputs(model: CatalogModel, inputs: string[]): number {
+    const perInput = model.config.tokens;
+    let total = 0;
+    for (const [index, input] of inputs.entries()) {
+      const tokens = countTokens(input);
+      if (perInput !== undefined && tokens > perInput) {
+        const name = inputs.length === 1 ? 'input' : `input.${index}`;
+        throw new MediaRequestError(400, `${name} has ${tokens} tokens; ${model.config.id} takes at most ${perInput} per input`, 'input');
+      }
+      total += tokens;
+    }
+    if (total > MediaLimits.embeddingTotalTokens) {
+      throw new MediaRequestError(400, `input has ${total} tokens in all; one request may carry at most ${MediaLimits.embeddingTotalTokens}`, 'input');
+    }
+    return total;
+  }
+
+  private dimensionsFor(model: CatalogModel, requested: number | undefined): number | undefined {
+    const sizes = modelDimensions(model);
+    if (requested !== undefined && sizes.max !== undefined && requested > sizes.max) {
+      throw new MediaRequestError(400, `dimensions must be at most ${sizes.max} for ${model.config.id}`, 'dimensions');
+    }
+    return requested ?? sizes.default;
+  }
+}

@@ -1,0 +1,97 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  GeneratedImage,
+  ImageDefaults,
+  ImageGenerationRequest,
+  ImageQualities,
+  ImageSizes,
+  ImageStyles,
+  MediaLimits,
+  MediaReply,
+  MediaRoutes,
+} from '@gateway/contracts';
+import type { CatalogModel } from '@gateway/catalog';
+import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
+import { randomUUID } from 'node:crypto';
+import type { GeneratedImageData, ImageRequest } from '../canonical/media.types';
+import { MediaCalls, MediaRequestError } from '../media/media-call';
+import { UpstreamCaller } from '../text-generation/upstream-caller';
+
+const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+
+/**
+ * The value of an image option: the client's, which must be one the model lists (when it lists
+ * any); else our default when the model allows it; else the model's first listed value.
+ */
+function pick<T extends string>(field: string, requested: T | null | undefined, fallback: T, allowed: readonly T[], model: CatalogModel, listed?: string[]): T {
+  const listedHere = allowed.filter((value) => listed?.includes(value));
+  const offered = listedHere.length > 0 ? listedHere : [...allowed];
+  if (requested !== undefined && requested !== null) {
+    if (!offered.includes(requested)) throw new MediaRequestError(400, `${field} must be one of ${offered.join(', ')} for ${model.config.id}`, field);
+    return requested;
+  }
+  return offered.includes(fallback) ? fallback : offered[0];
+}
+
+/**
+ * `POST /v1/images/generations`. The adapter returns image bytes; for `response_format: url` each
+ * is stored as `images/<uuid>.<ext>` with the request's `public` flag and the edge makes the URL
+ * (only the edge signs); for `b64_json` the data is returned and nothing is stored. Billed per
+ * image (`units`), at the model's `pricing.per_item`.
+ */
+@Injectable()
+export class ImagesService {
+  constructor(
+    private readonly calls: MediaCalls,
+    private readonly upstream: UpstreamCaller,
+    @Inject(OBJECT_STORE) private readonly store: ObjectStore,
+  ) {}
+
+  generate(request: ImageGenerationRequest): Promise<MediaReply> {
+    return this.calls.run(request, MediaRoutes.images, async (outcome) => {
+      const { body } = request;
+      outcome.model = body.model ?? '';
+      const model = this.calls.resolveModel(MediaRoutes.images, body.model);
+      outcome.model = model.config.id;
+      const canonical = this.toImageRequest(model, request);
+      const signal = new AbortController().signal;
+      const { result, route } = await this.upstream.withFallback(model.routes, signal, (adapter, upstreamRoute) => {
+        if (!adapter.generateImages) throw new Error(`the ${upstreamRoute.adapter} adapter does not generate images (catalog model ${model.config.id})`);
+        return adapter.generateImages(upstreamRoute, canonical, signal);
+      });
+      outcome.provider = route.adapter;
+      const format = body.response_format ?? ImageDefaults.response_format;
+      const isPublic = body.public ?? ImageDefaults.public;
+      const images = await Promise.all(result.images.map((image) => (format === 'url' ? this.stored(image, isPublic) : this.inline(image))));
+      outcome.units = images.length;
+      return { kind: 'images', created: Math.floor(Date.now() / 1000), images };
+    });
+  }
+
+  private toImageRequest(model: CatalogModel, request: ImageGenerationRequest): ImageRequest {
+    const { body } = request;
+    const maxImages = Math.min(model.config.max_images ?? MediaLimits.imageCount, MediaLimits.imageCount);
+    const n = body.n ?? ImageDefaults.n;
+    if (n > maxImages) throw new MediaRequestError(400, `n must be at most ${maxImages} for ${model.config.id}`, 'n');
+    return {
+      model: model.config.id,
+      prompt: body.prompt,
+      n,
+      size: pick('size', body.size, ImageDefaults.size, ImageSizes, model, model.config.sizes),
+      quality: pick('quality', body.quality, ImageDefaults.quality, ImageQualities, model, model.config.qualities),
+      style: pick('style', body.style, ImageDefaults.style, ImageStyles, model, model.config.styles),
+      explicit: { quality: body.quality !== undefined && body.quality !== null, style: body.style !== undefined && body.style !== null },
+      user: body.user ?? undefined,
+    };
+  }
+
+  private async stored(image: GeneratedImageData, isPublic: boolean): Promise<GeneratedImage> {
+    const key = `images/${randomUUID()}.${EXTENSIONS[image.contentType] ?? 'png'}`;
+    await this.store.put(key, image.bytes, { contentType: image.contentType, public: isPublic });
+    return { file: { key, public: isPublic }, revised_prompt: image.revisedPrompt };
+  }
+
+  private async inline(image: GeneratedImageData): Promise<GeneratedImage> {
+    return { b64_json: image.bytes.toString('base64'), revised_prompt: image.revisedPrompt };
+  }
+}

@@ -1,0 +1,12 @@
+import { Injectable } from '@nestjs/common';
+import { GatewayMetrics, Metrics } from '@gateway/platform';
+import { DecisionService } from '../decisions/decision.service';
+import { InflightRequests } from '../text-generation/inflight-requests';
+
+/** The router's in-flight gauge: generations and decisions it is serving (each an upstream call), read when scraped. */
+@Injectable()
+export class RouterMetrics {
+  constructor(metrics: GatewayMetrics, generations: InflightRequests, decisions: DecisionService) {
+    metrics.gauge(Metrics.inflightRequests, (gauge) => gauge.set(generations.size + decisions.inFlight));
+  }
+}

@@ -1,0 +1,443 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  CanonicalMessage,
+  CanonicalRequest,
+  CanonicalResponse,
+  CanonicalStreamEvent,
+  ContentPart,
+  ImagePart,
+  StopReason,
+  ToolCall,
+  ToolChoice,
+  Usage,
+} from '../../canonical/canonical.types';
+import { UpstreamError } from '../provider-adapter';
+import { completeUsage } from '../token-count';
+import { asRecord, malformedResponse } from '../upstream-http';
+
+/* ------------------------------------------------------------------------------------------------
+ * Anthropic Messages wire types (only the fields we send or read).
+ * ---------------------------------------------------------------------------------------------- */
+
+export type AnthropicImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+
+export type AnthropicContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: AnthropicImageSource }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: AnthropicContentBlock[];
+}
+
+export type AnthropicToolChoice = { type: 'auto' } | { type: 'any' } | { type: 'none' } | { type: 'tool'; name: string };
+
+export interface AnthropicMessagesRequest {
+  model: string;
+  system?: string;
+  messages: AnthropicMessage[];
+  max_tokens: number;
+  stop_sequences?: string[];
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  tools?: { name: string; description?: string; input_schema: Record<string, unknown> }[];
+  tool_choice?: AnthropicToolChoice;
+  thinking?: { type: 'enabled'; budget_tokens: number };
+  metadata?: { user_id: string };
+  stream: boolean;
+}
+
+export interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+type AnthropicResponseBlock = {
+  type?: string;
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+};
+
+export interface AnthropicMessagesResponse {
+  id?: string;
+  content?: AnthropicResponseBlock[];
+  stop_reason?: string | null;
+  stop_sequence?: string | null;
+  usage?: AnthropicUsage;
+}
+
+/** One `data:` payload of a Messages stream; `type` names the event. */
+export interface AnthropicStreamEvent {
+  type?: string;
+  message?: { id?: string; usage?: AnthropicUsage };
+  index?: number;
+  content_block?: AnthropicResponseBlock;
+  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  usage?: AnthropicUsage;
+  error?: { type?: string; message?: string };
+}
+
+/** Anthropic requires `max_tokens`; this is what we ask for when the client did not say. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+/** Thinking budget when reasoning is enabled without one; also Anthropic's minimum. */
+export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
+
+/* ------------------------------------------------------------------------------------------------
+ * Request: canonical → Anthropic
+ * ---------------------------------------------------------------------------------------------- */
+
+export function toAnthropicRequest(request: CanonicalRequest, upstreamModel: string, stream: boolean): AnthropicMessagesRequest {
+  const thinkingBudget = request.reasoning?.enabled
+    ? Math.max(request.reasoning.budgetTokens ?? ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_MIN_THINKING_BUDGET)
+    : undefined;
+  const body: AnthropicMessagesRequest = {
+    model: upstreamModel,
+    messages: toAnthropicMessages(request.messages),
+    max_tokens: maxTokensFor(request.maxTokens, thinkingBudget),
+    stream,
+  };
+  if (request.system) body.system = request.system;
+  if (request.stop?.length) body.stop_sequences = request.stop;
+  // With thinking on, Anthropic rejects temperature and top_k changes; leaving them out beats a 400.
+  if (request.temperature !== undefined && thinkingBudget === undefined) body.temperature = request.temperature;
+  if (request.topK !== undefined && thinkingBudget === undefined) body.top_k = request.topK;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.tools?.length) {
+    body.tools = request.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description ? { description: tool.description } : {}),
+      input_schema: withObjectType(tool.parameters),
+    }));
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = toAnthropicToolChoice(request.toolChoice);
+  if (thinkingBudget !== undefined) body.thinking = { type: 'enabled', budget_tokens: thinkingBudget };
+  if (request.user !== undefined) body.metadata = { user_id: request.user };
+  return body;
+}
+
+/**
+ * `max_tokens` covers thinking and answer together and must exceed the thinking budget. When the
+ * client's limit does not, we read it as the room for the answer and add the budget on top.
+ */
+function maxTokensFor(maxTokens: number | undefined, thinkingBudget: number | undefined): number {
+  const requested = maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  if (thinkingBudget !== undefined && requested <= thinkingBudget) return thinkingBudget + requested;
+  return requested;
+}
+
+/** `input_schema` must be an object schema; a tool without parameters often sends `{}`. */
+function withObjectType(schema: Record<string, unknown>): Record<string, unknown> {
+  return schema['type'] === undefined ? { type: 'object', ...schema } : schema;
+}
+
+function toAnthropicToolChoice(choice: ToolChoice): AnthropicToolChoice {
+  if (typeof choice !== 'string') return { type: 'tool', name: choice.name };
+  if (choice === 'required') return { type: 'any' };
+  return { type: choice };
+}
+
+/**
+ * Anthropic needs strictly alternating user/assistant turns, so each canonical message becomes
+ * blocks of one role and consecutive turns of the same role are merged.
+ */
+export function toAnthropicMessages(messages: CanonicalMessage[]): AnthropicMessage[] {
+  const result: AnthropicMessage[] = [];
+  for (const message of messages) {
+    const turn = toAnthropicTurn(message);
+    if (turn.content.length === 0) continue; // Anthropic rejects empty turns
+    const previous = result[result.length - 1];
+    if (previous?.role === turn.role) previous.content = mergeBlocks(previous.content, turn.content);
+    else result.push(turn);
+  }
+  return result;
+}
+
+function toAnthropicTurn(message: CanonicalMessage): AnthropicMessage {
+  switch (message.role) {
+    case 'system':
+      // The Messages API only has the top-level `system`. Hoisting a mid-conversation instruction
+      // there would move it before turns it was meant to follow (and merge it with the original
+      // system prompt), so it stays where it was, as user-turn text the model can tell apart.
+      return { role: 'user', content: [{ type: 'text', text: `System: ${message.content}` }] };
+    case 'user':
+      return { role: 'user', content: message.content.flatMap(toUserBlock) };
+    case 'assistant':
+      return { role: 'assistant', content: toAssistantBlocks(message.content, message.toolCalls ?? []) };
+    case 'tool':
+      // Tool results travel in a user turn; consecutive ones merge into that one turn.
+      return {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }],
+      };
+  }
+}
+
+/** Anthropic wants the tool results first in a user turn, before any text that follows them. */
+function mergeBlocks(previous: AnthropicContentBlock[], next: AnthropicContentBlock[]): AnthropicContentBlock[] {
+  const all = [...previous, ...next];
+  return [...all.filter((block) => block.type === 'tool_result'), ...all.filter((block) => block.type !== 'tool_result')];
+}
+
+function toUserBlock(part: ContentPart): AnthropicContentBlock[] {
+  if (part.type === 'text') return part.text.length > 0 ? [{ type: 'text', text: part.text }] : [];
+  if (part.type === 'image') {
+    const source = toImageSource(part);
+    return source ? [{ type: 'image', source }] : [];
+  }
+  return []; // thinking only belongs to assistant turns
+}
+
+/** data: URLs and inline data become base64 sources; http(s) URLs are fetched by Anthropic. */
+export function toImageSource(part: ImagePart): AnthropicImageSource | undefined {
+  if (part.data) return { type: 'base64', media_type: part.mediaType ?? 'image/png', data: part.data };
+  if (!part.url) return undefined;
+  const dataUrl = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(part.url);
+  if (dataUrl) return { type: 'base64', media_type: dataUrl[1], data: dataUrl[2] };
+  return { type: 'url', url: part.url };
+}
+
+/**
+ * Thinking goes back only with its signature (Anthropic rejects unsigned thinking, and a
+ * signature is what lets it continue a tool-use turn), then text, then the tool calls.
+ */
+function toAssistantBlocks(parts: ContentPart[], toolCalls: ToolCall[]): AnthropicContentBlock[] {
+  const blocks: AnthropicContentBlock[] = [];
+  for (const part of parts) {
+    if (part.type === 'thinking' && part.signature) blocks.push({ type: 'thinking', thinking: part.text, signature: part.signature });
+    else if (part.type === 'text' && part.text.length > 0) blocks.push({ type: 'text', text: part.text });
+  }
+  for (const call of toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseToolInput(call.arguments) });
+  return blocks;
+}
+
+/** Tool arguments are JSON text in canonical form; Anthropic wants the object (`{}` when it is not valid JSON). */
+function parseToolInput(args: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return asRecord(parsed) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Response: Anthropic → canonical
+ * ---------------------------------------------------------------------------------------------- */
+
+export function fromAnthropicResponse(body: unknown, request: CanonicalRequest): CanonicalResponse {
+  const response = body as AnthropicMessagesResponse;
+  if (!asRecord(body) || !Array.isArray(response.content)) throw malformedResponse('a message without content', body);
+  let text = '';
+  let reasoning: string | undefined;
+  let reasoningSignature: string | undefined;
+  const toolCalls: ToolCall[] = [];
+  for (const block of response.content) {
+    if (block.type === 'text') text += block.text ?? '';
+    else if (block.type === 'thinking') {
+      reasoning = (reasoning ?? '') + (block.thinking ?? '');
+      if (block.signature) reasoningSignature = block.signature;
+    } else if (block.type === 'tool_use') {
+      toolCalls.push({ id: block.id ?? '', name: block.name ?? '', arguments: JSON.stringify(block.input ?? {}) });
+    }
+    // redacted_thinking and server-tool blocks have no canonical form
+  }
+  const result: CanonicalResponse = {
+    id: response.id ?? `msg_${randomUUID()}`,
+    model: request.model,
+    created: nowSeconds(), // Anthropic does not say when
+    text,
+    toolCalls,
+    stopReason: fromAnthropicStopReason(response.stop_reason),
+    usage: completeUsage(fromAnthropicUsage(response.usage), request, { text, reasoning, toolCalls }),
+  };
+  if (response.stop_reason === 'stop_sequence' && response.stop_sequence) result.stopSequence = response.stop_sequence;
+  if (reasoning !== undefined) result.reasoning = reasoning;
+  if (reasoningSignature !== undefined) result.reasoningSignature = reasoningSignature;
+  return result;
+}
+
+export function fromAnthropicStopReason(reason: string | null | undefined): StopReason {
+  switch (reason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'stop_sequence':
+      return 'stop_sequence';
+    case 'refusal':
+      return 'content_filter';
+    default: // end_turn, pause_turn
+      return 'stop';
+  }
+}
+
+/**
+ * Anthropic's `input_tokens` excludes cache reads and writes; canonical `inputTokens` is the whole
+ * prompt (as OpenAI's `prompt_tokens`), with the cache reads also reported as `cachedInputTokens`.
+ */
+export function fromAnthropicUsage(usage: AnthropicUsage | undefined): Usage | undefined {
+  if (!usage) return undefined;
+  const cacheRead = usage.cache_read_input_tokens ?? 0;
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const result: Usage = { inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheWrite, outputTokens: usage.output_tokens ?? 0 };
+  if (cacheRead > 0) result.cachedInputTokens = cacheRead;
+  return result;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Stream: Anthropic events → canonical events
+ * ---------------------------------------------------------------------------------------------- */
+
+/**
+ * Turns the events of one streamed message into canonical events. Stateful: it remembers the
+ * input usage from `message_start`, numbers tool_use blocks 0.. in order of appearance, and tracks
+ * what was generated for usage estimates.
+ */
+export class AnthropicStreamMapper {
+  private inputUsage: Usage | undefined;
+  private finished = false;
+  private stopped = false;
+  private text = '';
+  private reasoning = '';
+  /** Content block index → tool call number and what we know of the call. */
+  private readonly toolBlocks = new Map<number, { index: number; call: ToolCall }>();
+
+  constructor(private readonly request: CanonicalRequest) {}
+
+  /** True once `message_stop` arrived. */
+  get done(): boolean {
+    return this.stopped;
+  }
+
+  /** Events for one parsed event payload. Throws `UpstreamError` for an `error` event. */
+  map(event: AnthropicStreamEvent): CanonicalStreamEvent[] {
+    switch (event.type) {
+      case 'message_start':
+        this.inputUsage = fromAnthropicUsage(event.message?.usage);
+        return [{ type: 'start', id: event.message?.id ?? `msg_${randomUUID()}`, model: this.request.model, created: nowSeconds() }];
+      case 'content_block_start':
+        return this.blockStart(event.index ?? 0, event.content_block ?? {});
+      case 'content_block_delta':
+        return this.blockDelta(event.index ?? 0, event.delta ?? {});
+      case 'content_block_stop':
+        return this.blockStop(event.index ?? 0);
+      case 'message_delta':
+        return this.messageDelta(event);
+      case 'message_stop':
+        this.stopped = true;
+        return [];
+      case 'error':
+        throw anthropicStreamError(event.error);
+      default: // ping, and event types added later
+        return [];
+    }
+  }
+
+  /** Called when the body ends: a stream without `message_delta` was cut off. */
+  end(): void {
+    if (!this.finished) throw new UpstreamError(502, 'upstream stream ended before the message finished', true);
+  }
+
+  private blockStart(blockIndex: number, block: AnthropicResponseBlock): CanonicalStreamEvent[] {
+    if (block.type === 'text' && block.text) return this.textDelta(block.text);
+    if (block.type === 'thinking' && block.thinking) return this.reasoningDelta(block.thinking);
+    if (block.type !== 'tool_use') return [];
+    const index = this.toolBlocks.size;
+    const call: ToolCall = { id: block.id ?? '', name: block.name ?? '', arguments: '' };
+    this.toolBlocks.set(blockIndex, { index, call });
+    return [{ type: 'tool_call_start', index, id: call.id, name: call.name }];
+  }
+
+  private blockDelta(blockIndex: number, delta: NonNullable<AnthropicStreamEvent['delta']>): CanonicalStreamEvent[] {
+    switch (delta.type) {
+      case 'text_delta':
+        return delta.text ? this.textDelta(delta.text) : [];
+      case 'thinking_delta':
+        return delta.thinking ? this.reasoningDelta(delta.thinking) : [];
+      case 'signature_delta':
+        return delta.signature ? [{ type: 'reasoning_signature', signature: delta.signature }] : [];
+      case 'input_json_delta': {
+        const tool = this.toolBlocks.get(blockIndex);
+        if (!tool || !delta.partial_json) return [];
+        tool.call.arguments += delta.partial_json;
+        return [{ type: 'tool_call_delta', index: tool.index, argumentsDelta: delta.partial_json }];
+      }
+      default:
+        return [];
+    }
+  }
+
+  /** A tool called without arguments streams no JSON at all; clients still expect `{}` to parse. */
+  private blockStop(blockIndex: number): CanonicalStreamEvent[] {
+    const tool = this.toolBlocks.get(blockIndex);
+    if (!tool || tool.call.arguments !== '') return [];
+    tool.call.arguments = '{}';
+    return [{ type: 'tool_call_delta', index: tool.index, argumentsDelta: '{}' }];
+  }
+
+  /** The finish, and the usage: input from `message_start` (unless newer API versions repeat it here), output from here. */
+  private messageDelta(event: AnthropicStreamEvent): CanonicalStreamEvent[] {
+    const events: CanonicalStreamEvent[] = [];
+    if (!this.finished) {
+      this.finished = true;
+      const stopReason = fromAnthropicStopReason(event.delta?.stop_reason);
+      const stopSequence = event.delta?.stop_reason === 'stop_sequence' ? event.delta.stop_sequence ?? undefined : undefined;
+      events.push(stopSequence ? { type: 'finish', stopReason, stopSequence } : { type: 'finish', stopReason });
+    }
+    const reported = this.reportedUsage(event.usage);
+    const toolCalls = [...this.toolBlocks.values()].map((tool) => tool.call);
+    const usage = completeUsage(reported, this.request, { text: this.text, reasoning: this.reasoning || undefined, toolCalls });
+    events.push({ type: 'usage', usage });
+    return events;
+  }
+
+  private reportedUsage(deltaUsage: AnthropicUsage | undefined): Usage | undefined {
+    if (!deltaUsage && !this.inputUsage) return undefined;
+    const input = deltaUsage?.input_tokens !== undefined ? fromAnthropicUsage(deltaUsage) : this.inputUsage;
+    return { ...input, inputTokens: input?.inputTokens ?? 0, outputTokens: deltaUsage?.output_tokens ?? 0 };
+  }
+
+  private textDelta(text: string): CanonicalStreamEvent[] {
+    this.text += text;
+    return [{ type: 'text_delta', text }];
+  }
+
+  private reasoningDelta(text: string): CanonicalStreamEvent[] {
+    this.reasoning += text;
+    return [{ type: 'reasoning_delta', text }];
+  }
+}
+
+/** Anthropic error types and the HTTP status each stands for (the status decides retryability). */
+const ERROR_TYPE_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+export function anthropicStreamError(error: AnthropicStreamEvent['error']): UpstreamError {
+  const status = ERROR_TYPE_STATUS[error?.type ?? ''] ?? 500;
+  return UpstreamError.fromStatus(status, error?.message ?? `upstream stream error (${error?.type ?? 'unknown'})`, error);
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

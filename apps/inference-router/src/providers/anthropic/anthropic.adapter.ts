@@ -1,0 +1,56 @@
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
+import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
+import { AnthropicStreamMapper, fromAnthropicResponse, toAnthropicRequest, type AnthropicStreamEvent } from './anthropic-mapping';
+
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** Anthropic Messages API (and compatible servers). */
+export class AnthropicAdapter implements ProviderAdapter {
+  private readonly http: UpstreamHttpClient;
+
+  constructor(options?: UpstreamHttpOptions) {
+    this.http = new UpstreamHttpClient(options);
+  }
+
+  async complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse> {
+    const body = toAnthropicRequest(request, route.upstreamModel, false);
+    const response = await this.http.postJson(messagesUrl(route), anthropicHeaders(route), body, signal);
+    return fromAnthropicResponse(response, request);
+  }
+
+  async *stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
+    const body = toAnthropicRequest(request, route.upstreamModel, true);
+    const mapper = new AnthropicStreamMapper(request);
+    for await (const event of this.http.postSse(messagesUrl(route), anthropicHeaders(route), body, signal)) {
+      // After message_stop, read on to the end of the body so the socket goes back to the pool.
+      if (mapper.done) continue;
+      yield* mapper.map(parseEvent(event.data));
+    }
+    mapper.end(); // throws if the stream was cut off before message_delta
+  }
+
+  /** Closes the connection pool (on shutdown). */
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
+
+/** `{baseUrl}/v1/messages`, accepting a base URL that already ends in `/v1`. */
+export function messagesUrl(route: UpstreamRoute): string {
+  const base = (route.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL).replace(/\/+$/, '');
+  return joinUrl(base, base.endsWith('/v1') ? 'messages' : 'v1/messages');
+}
+
+function anthropicHeaders(route: UpstreamRoute): Record<string, string> {
+  return { 'anthropic-version': ANTHROPIC_VERSION, ...(route.apiKey ? { 'x-api-key': route.apiKey } : {}) };
+}
+
+function parseEvent(data: string): AnthropicStreamEvent {
+  try {
+    return JSON.parse(data) as AnthropicStreamEvent;
+  } catch {
+    throw malformedResponse('a stream event that is not JSON', data.slice(0, 1000));
+  }
+}

@@ -1,0 +1,97 @@
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '../../canonical/media.types';
+import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
+import { countTokens } from '../token-count';
+import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
+import {
+  fromOpenAIEmbeddings,
+  fromOpenAIImages,
+  fromOpenAIModeration,
+  sniffImageType,
+  toOpenAIEmbeddingsBody,
+  toOpenAIImagesBody,
+} from './openai-media';
+import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
+
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** OpenAI Chat Completions, and any server that speaks it (vLLM, Ollama, OpenRouter, Azure-style proxies…). */
+export class OpenAIAdapter implements ProviderAdapter {
+  private readonly http: UpstreamHttpClient;
+
+  constructor(options?: UpstreamHttpOptions) {
+    this.http = new UpstreamHttpClient(options);
+  }
+
+  async complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse> {
+    const body = toOpenAIRequest(request, route.upstreamModel, false);
+    const response = await this.http.postJson(chatCompletionsUrl(route), authHeaders(route), body, signal);
+    return fromOpenAIResponse(response, request);
+  }
+
+  async *stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
+    const body = toOpenAIRequest(request, route.upstreamModel, true);
+    const mapper = new OpenAIStreamMapper(request);
+    let done = false;
+    for await (const event of this.http.postSse(chatCompletionsUrl(route), authHeaders(route), body, signal)) {
+      // Keep reading after [DONE] instead of breaking, so the body ends cleanly and the socket goes back to the pool.
+      if (done) continue;
+      if (event.data.trim() === '[DONE]') {
+        done = true;
+        yield* mapper.end();
+        continue;
+      }
+      yield* mapper.map(parseChunk(event.data));
+    }
+    if (!done) yield* mapper.end(); // servers that omit [DONE]; end() throws if the stream was cut short
+  }
+
+  async embed(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult> {
+    const response = await this.http.postJson(endpointUrl(route, 'embeddings'), authHeaders(route), toOpenAIEmbeddingsBody(request, route.upstreamModel), signal);
+    const { vectors, promptTokens } = fromOpenAIEmbeddings(response, request.inputs.length);
+    // Servers that report no usage are counted like the simulator, so metering never sees zero.
+    return { vectors, inputTokens: promptTokens ?? request.inputs.reduce((sum, input) => sum + countTokens(input), 0) };
+  }
+
+  async moderate(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult> {
+    const body = { model: route.upstreamModel, input: request.inputs };
+    const response = await this.http.postJson(endpointUrl(route, 'moderations'), authHeaders(route), body, signal);
+    return fromOpenAIModeration(response, request.inputs.length);
+  }
+
+  async generateImages(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult> {
+    const response = await this.http.postJson(endpointUrl(route, 'images/generations'), authHeaders(route), toOpenAIImagesBody(request, route.upstreamModel), signal);
+    const images = [];
+    for (const image of fromOpenAIImages(response, request.n)) {
+      const bytes = image.b64 !== undefined ? Buffer.from(image.b64, 'base64') : await this.http.getBytes(image.url!, signal);
+      images.push({ bytes, contentType: sniffImageType(bytes), revisedPrompt: image.revisedPrompt });
+    }
+    return { images };
+  }
+
+  /** Closes the connection pool (on shutdown). */
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
+
+export function chatCompletionsUrl(route: UpstreamRoute): string {
+  return endpointUrl(route, 'chat/completions');
+}
+
+export function endpointUrl(route: UpstreamRoute, path: string): string {
+  return joinUrl(route.baseUrl ?? OPENAI_DEFAULT_BASE_URL, path);
+}
+
+/** No key, no header: local servers (vLLM, Ollama) often run without authentication. */
+function authHeaders(route: UpstreamRoute): Record<string, string> {
+  return route.apiKey ? { authorization: `Bearer ${route.apiKey}` } : {};
+}
+
+function parseChunk(data: string): OpenAIChatChunk {
+  try {
+    return JSON.parse(data) as OpenAIChatChunk;
+  } catch {
+    throw malformedResponse('a stream chunk that is not JSON', data.slice(0, 1000));
+  }
+}

@@ -1,0 +1,77 @@
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../canonical/canonical.types';
+import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '../canonical/media.types';
+
+/** Where and how one catalog model is served: which adapter, which upstream model, which credentials. */
+export interface UpstreamRoute {
+  adapter: 'openai' | 'anthropic' | 'simulator';
+  /** Upstream API root, e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`. */
+  baseUrl?: string;
+  upstreamModel: string;
+  apiKey?: string;
+  /** simulator only (see `SimulatorOptions`). */
+  options?: Record<string, unknown>;
+}
+
+/**
+ * One provider's wire format. Adapters are stateless apart from their connection pool, so one
+ * instance serves every route of its kind. Both methods honour `signal`: when it fires they stop
+ * and reject with `abortedError(signal)` — the caller's `signal.reason`, never wrapped in an
+ * `UpstreamError`, except a `TimeoutError` reason (`AbortSignal.timeout`), which becomes a
+ * retryable `UpstreamError` with status 0.
+ */
+export interface ProviderAdapter {
+  complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse>;
+  /** Yields start, deltas, finish, usage — usage always, whatever `request.includeUsage` says. */
+  stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent>;
+  /** Embeddings, moderations and images: only adapters whose providers serve them implement these. */
+  embed?(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
+  moderate?(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult>;
+  generateImages?(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+}
+
+/**
+ * A failed upstream call. `retryable` tells the router whether trying again (or another route)
+ * can help: connect errors, timeouts, 429 and 5xx can; other 4xx are the caller's fault and are
+ * passed through to the client with their status and the upstream's message.
+ */
+export class UpstreamError extends Error {
+  constructor(
+    /** Upstream HTTP status, or 0 for a connect error/timeout. */
+    readonly status: number,
+    message: string,
+    readonly retryable: boolean,
+    /** The upstream's parsed error body (or raw text), for logs. */
+    readonly body?: unknown,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+
+  /** An HTTP-status error, retryable by the rule above. */
+  static fromStatus(status: number, message: string, body?: unknown): UpstreamError {
+    return new UpstreamError(status, message, isRetryableStatus(status), body);
+  }
+}
+
+/** An upstream failure as the client sees it: 4xx passed through, the rest as gateway errors (429, 502, 504). */
+export function clientStatusFor(error: UpstreamError): number {
+  if (error.status === 429) return 429;
+  if (error.status >= 400 && error.status < 500) return error.status;
+  return error.status === 0 ? 504 : 502;
+}
+
+/** 429 (rate limited) and 5xx (including Anthropic's 529 "overloaded") are worth retrying. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/**
+ * What an adapter rejects with once `signal` has aborted: the caller's own reason (a cancellation
+ * is not an upstream failure), except a `TimeoutError` (`AbortSignal.timeout`), which is one.
+ */
+export function abortedError(signal: AbortSignal): unknown {
+  const reason: unknown = signal.reason;
+  // By name, not instanceof: DOMException may come from another realm (e.g. under jest).
+  if ((reason as { name?: unknown } | null)?.name === 'TimeoutError') return new UpstreamError(0, 'upstream request timed out', true);
+  return reason;
+}

@@ -1,0 +1,155 @@
+import type { CanonicalMessage, CanonicalRequest, StopReason, TokenLogprob, ToolCall, Usage } from '../../canonical/canonical.types';
+import { countOutputTokens, countPromptTokens, countTokens, splitTokenPieces, type TokenPiece } from '../token-count';
+import { simulateDecisionTurn } from './simulator-decision';
+import { pieceLogprobs } from './simulator-logprobs';
+import { hash32, hashHex, randomInt, seededRandom } from './simulator-random';
+import { quote, sentences } from './simulator-text';
+import { chooseToolCalls } from './simulator-tools';
+
+/** What shapes a simulated reply besides the request (see `SimulatorOptions`). */
+export interface TurnOptions {
+  /** Reason even when the request does not ask for it (a "thinking" model). */
+  alwaysReason: boolean;
+  /** Words in the reply body; by default 16–31, chosen from the reply key. */
+  replyWords?: number;
+}
+
+/** Everything one simulated call produces, already cut by stop strings and `maxTokens`. */
+export interface SimulatedTurn {
+  reasoning: TokenPiece[];
+  signature?: string;
+  text: TokenPiece[];
+  /** One entry per text piece, when the request asked for logprobs. */
+  logprobs?: TokenLogprob[];
+  toolCalls: ToolCall[];
+  stopReason: StopReason;
+  stopSequence?: string;
+  usage: Usage;
+}
+
+/**
+ * Simulates one assistant turn of `model` for `request`. Deterministic: the reply is keyed by a
+ * hash of the model and the last message, so the same conversation always gets the same answer.
+ * Output order is reasoning, then text, then tool calls; `maxTokens` is spent in that order.
+ * A one-token decision prompt with logprobs is answered with a label instead (`simulator-decision.ts`).
+ */
+export function simulateTurn(model: string, request: CanonicalRequest, options: TurnOptions): SimulatedTurn {
+  const decision = simulateDecisionTurn(request);
+  if (decision) return decision;
+  const conversation = readConversation(request.messages);
+  const seedKey = `${model}\u0000${conversation.lastText}`;
+  const random = seededRandom(hash32(seedKey));
+  const toolCalls = chooseToolCalls(request, conversation.lastUserText, seedKey);
+  const reasons = options.alwaysReason || request.reasoning?.enabled === true;
+
+  const reasoningText = reasons ? reasoningFor(conversation, toolCalls, random) : '';
+  const replyText = toolCalls.length > 0 ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.` : replyFor(conversation, random, options.replyWords);
+  const stopped = cutAtStop(replyText, request.stop ?? []);
+
+  const reasoningPieces = takeWithinBudget(splitTokenPieces(reasoningText), request.reasoning?.budgetTokens ?? Infinity).pieces;
+  const turn = spendOutputBudget(reasoningPieces, splitTokenPieces(stopped.text), stopped.stopSequence ? [] : toolCalls, request.maxTokens ?? Infinity);
+  if (stopped.stopSequence && turn.stopReason === 'stop') {
+    turn.stopReason = 'stop_sequence';
+    turn.stopSequence = stopped.stopSequence;
+  }
+
+  const reasoning = joinPieces(turn.reasoning);
+  if (reasoning) turn.signature = `sim-sig-${hashHex(reasoning)}`;
+  if (request.logprobs) turn.logprobs = pieceLogprobs(seedKey, turn.text, request.topLogprobs ?? 0);
+  turn.usage = {
+    inputTokens: countPromptTokens(request),
+    outputTokens: countOutputTokens({ text: joinPieces(turn.text), reasoning, toolCalls: turn.toolCalls }),
+    ...(reasoning ? { reasoningTokens: countTokens(reasoning) } : {}),
+  };
+  return turn;
+}
+
+export function joinPieces(pieces: TokenPiece[]): string {
+  return pieces.map((piece) => piece.text).join('');
+}
+
+/** What the reply is about: the last message, and what kind it was. */
+interface Conversation {
+  /** Text of the last message, whatever its role: the reply key. */
+  lastText: string;
+  /** Text of the last message when it is the user's (tools are only called in answer to a user). */
+  lastUserText?: string;
+  /** The last message is the assistant's own partial reply: the turn continues it. */
+  continuesAssistant?: boolean;
+  /** The last message when it is a tool result, with the name of the tool that produced it. */
+  toolResult?: { name: string; content: string };
+}
+
+function readConversation(messages: CanonicalMessage[]): Conversation {
+  const last = messages[messages.length - 1];
+  if (!last) return { lastText: '' };
+  if (last.role === 'tool') {
+    const call = messages.flatMap((message) => (message.role === 'assistant' ? message.toolCalls ?? [] : [])).find((c) => c.id === last.toolCallId);
+    return { lastText: last.content, toolResult: { name: call?.name ?? 'tool', content: last.content } };
+  }
+  if (last.role === 'system') return { lastText: last.content };
+  const text = last.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ').trim();
+  return last.role === 'user' ? { lastText: text, lastUserText: text } : { lastText: text, continuesAssistant: true };
+}
+
+/**
+ * Echo first (so callers can see their input arrived), then deterministic filler. A partial
+ * assistant reply is continued instead: the text carries on from it without repeating it.
+ */
+function replyFor(conversation: Conversation, random: () => number, replyWords: number | undefined): string {
+  const body = sentences(random, replyWords ?? randomInt(random, 16, 31));
+  if (conversation.continuesAssistant) return ` ${body || 'and so on.'}`;
+  let echo = 'Hello.';
+  if (conversation.toolResult) echo = `The ${conversation.toolResult.name} tool returned: "${quote(conversation.toolResult.content)}".`;
+  else if (conversation.lastText) echo = `You said: "${quote(conversation.lastText)}".`;
+  return body ? `${echo} ${body}` : echo;
+}
+
+function reasoningFor(conversation: Conversation, toolCalls: ToolCall[], random: () => number): string {
+  const subject = conversation.toolResult ? `The ${conversation.toolResult.name} tool answered` : 'The user wrote';
+  const plan = toolCalls.length > 0 ? `I should call ${toolCalls.map((call) => call.name).join(' and ')}.` : 'I will answer now.';
+  return `${subject} "${quote(conversation.lastText)}". ${sentences(random, randomInt(random, 10, 19))} ${plan}`;
+}
+
+/** Generation ends before the earliest stop string, which is not part of the output (as upstream APIs do). */
+function cutAtStop(text: string, stop: string[]): { text: string; stopSequence?: string } {
+  let cut: { at: number; sequence: string } | undefined;
+  for (const sequence of stop) {
+    const at = sequence.length > 0 ? text.indexOf(sequence) : -1;
+    if (at >= 0 && (!cut || at < cut.at)) cut = { at, sequence };
+  }
+  return cut ? { text: text.slice(0, cut.at), stopSequence: cut.sequence } : { text };
+}
+
+/**
+ * Keeps leading pieces while they fit in `budget` tokens. The count is re-checked on the joined
+ * text because re-tokenising a prefix can differ from the sum of its pieces.
+ */
+function takeWithinBudget(pieces: TokenPiece[], budget: number): { pieces: TokenPiece[]; truncated: boolean } {
+  const kept: TokenPiece[] = [];
+  let used = 0;
+  for (const piece of pieces) {
+    if (used + piece.tokens > budget) break;
+    kept.push(piece);
+    used += piece.tokens;
+  }
+  while (kept.length > 0 && countTokens(joinPieces(kept)) > budget) kept.pop();
+  return { pieces: kept, truncated: kept.length < pieces.length };
+}
+
+/** Spends `maxTokens` on reasoning, then text, then whole tool calls; running out means 'length'. */
+function spendOutputBudget(reasoning: TokenPiece[], text: TokenPiece[], toolCalls: ToolCall[], maxTokens: number): SimulatedTurn {
+  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({ reasoning: [], text: [], toolCalls: [], ...kept, stopReason: 'length', usage: ZERO_USAGE });
+  const keptReasoning = takeWithinBudget(reasoning, maxTokens);
+  if (keptReasoning.truncated) return length({ reasoning: keptReasoning.pieces });
+  let remaining = maxTokens - countTokens(joinPieces(reasoning));
+  const keptText = takeWithinBudget(text, remaining);
+  if (keptText.truncated) return length({ reasoning, text: keptText.pieces });
+  remaining -= countTokens(joinPieces(text));
+  const toolTokens = countOutputTokens({ text: '', toolCalls });
+  if (toolTokens > remaining) return length({ reasoning, text });
+  return { reasoning, text, toolCalls, stopReason: toolCalls.length > 0 ? 'tool_calls' : 'stop', usage: ZERO_USAGE };
+}
+
+/** Placeholder until `simulateTurn` counts the final output. */
+const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };

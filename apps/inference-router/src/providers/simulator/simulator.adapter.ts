@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '../../canonical/media.types';
+import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../provider-adapter';
+import { countTokens, splitTokenPieces } from '../token-count';
+import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
+import { simulatedPng } from './simulator-image';
+import { simulatedModeration } from './simulator-moderation';
+import { joinPieces, simulateTurn, type SimulatedTurn } from './simulator-turn';
+
+export { simulatorTokenLogprobs } from './simulator-logprobs';
+
+/**
+ * Simulator settings: adapter-wide defaults from the constructor, overridden per route by the
+ * catalog's `options` (camelCase or snake_case keys, e.g. `tokenDelayMs` or `token_delay_ms`).
+ */
+export interface SimulatorOptions {
+  /** Delay per output token: between streamed pieces, and in total before `complete()` returns. Default 0. */
+  tokenDelayMs: number;
+  /** Reason on every request, not only when the request enables reasoning (`always_reason`). */
+  alwaysReason: boolean;
+  /** Words in the reply body (default: 16–31, chosen deterministically). */
+  replyWords?: number;
+  /** Fail every call with this upstream status (0 = connect error), to exercise retries and fallbacks. */
+  failStatus?: number;
+}
+
+/**
+ * The built-in model: no network, deterministic replies derived from the input (with a quote of
+ * the last message), real gpt-tokenizer token counts, `maxTokens` and `stop` honoured, tool calls
+ * when asked for, reasoning with a signature when enabled, logprobs, and token-by-token streaming
+ * that stops promptly when the signal aborts (rejecting like the HTTP adapters: see `abortedError`).
+ */
+export class SimulatorAdapter implements ProviderAdapter {
+  constructor(private readonly defaults: Partial<SimulatorOptions> = {}) {}
+
+  async complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse> {
+    throwIfAborted(signal);
+    const options = this.optionsFor(route);
+    failIfConfigured(options);
+    const turn = simulateTurn(route.upstreamModel, request, options);
+    // Generation time: as long as streaming the same output would take.
+    await abortableDelay(options.tokenDelayMs * turn.usage.outputTokens, signal);
+    return toResponse(turn, request);
+  }
+
+  async *stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
+    throwIfAborted(signal);
+    const options = this.optionsFor(route);
+    failIfConfigured(options);
+    const turn = simulateTurn(route.upstreamModel, request, options);
+    for (const { event, delayed } of streamEvents(turn, request)) {
+      if (delayed) await abortableDelay(options.tokenDelayMs, signal);
+      // Checked before every event: once the caller aborts, nothing more is emitted.
+      throwIfAborted(signal);
+      yield event;
+    }
+  }
+
+  /** Unit-length vectors of the requested size (see `simulatedEmbedding`); tokens counted with gpt-tokenizer. */
+  async embed(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult> {
+    this.beforeMediaCall(route, signal);
+    const dimensions = request.dimensions ?? SIMULATOR_DEFAULT_DIMENSIONS;
+    return {
+      vectors: request.inputs.map((input) => simulatedEmbedding(route.upstreamModel, input, dimensions)),
+      inputTokens: request.inputs.reduce((sum, input) => sum + countTokens(input), 0),
+    };
+  }
+
+  /** Keyword scoring (see `simulatedModeration`). */
+  async moderate(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult> {
+    this.beforeMediaCall(route, signal);
+    return { id: `modr-${randomUUID()}`, results: request.inputs.map(simulatedModeration) };
+  }
+
+  /** PNGs of the requested size, one pattern per prompt and image index (see `simulatedPng`). */
+  async generateImages(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult> {
+    this.beforeMediaCall(route, signal);
+    const [width, height] = request.size.split('x').map(Number);
+    const images = [];
+    for (let index = 0; index < request.n; index++) {
+      throwIfAborted(signal);
+      const seed = `${route.upstreamModel}\u0000${request.quality}\u0000${request.style}\u0000${index}\u0000${request.prompt}`;
+      images.push({ bytes: simulatedPng(seed, width, height), contentType: 'image/png', revisedPrompt: request.prompt });
+    }
+    return { images };
+  }
+
+  /** The settings for one route: route options over constructor defaults over built-in defaults. */
+  optionsFor(route: UpstreamRoute): SimulatorOptions {
+    const routeOptions = route.options ?? {};
+    const pick = (camel: string, snake: string): unknown => routeOptions[camel] ?? routeOptions[snake];
+    return {
+      tokenDelayMs: nonNegativeNumber(pick('tokenDelayMs', 'token_delay_ms')) ?? this.defaults.tokenDelayMs ?? 0,
+      alwaysReason: booleanOption(pick('alwaysReason', 'always_reason')) ?? this.defaults.alwaysReason ?? false,
+      replyWords: nonNegativeNumber(pick('replyWords', 'reply_words')) ?? this.defaults.replyWords,
+      failStatus: nonNegativeNumber(pick('failStatus', 'fail_status')) ?? this.defaults.failStatus,
+    };
+  }
+
+  private beforeMediaCall(route: UpstreamRoute, signal: AbortSignal): void {
+    throwIfAborted(signal);
+    failIfConfigured(this.optionsFor(route));
+  }
+}
+
+function toResponse(turn: SimulatedTurn, request: CanonicalRequest): CanonicalResponse {
+  const response: CanonicalResponse = {
+    id: newId(),
+    model: request.model,
+    created: Math.floor(Date.now() / 1000),
+    text: joinPieces(turn.text),
+    toolCalls: turn.toolCalls,
+    stopReason: turn.stopReason,
+    usage: turn.usage,
+  };
+  if (turn.reasoning.length > 0) {
+    response.reasoning = joinPieces(turn.reasoning);
+    response.reasoningSignature = turn.signature;
+  }
+  if (turn.stopSequence !== undefined) response.stopSequence = turn.stopSequence;
+  if (turn.logprobs) response.logprobs = turn.logprobs;
+  return response;
+}
+
+/** The stream of a turn; `delayed` marks the events that each stand for generated tokens. */
+function* streamEvents(turn: SimulatedTurn, request: CanonicalRequest): Generator<{ event: CanonicalStreamEvent; delayed: boolean }> {
+  yield { event: { type: 'start', id: newId(), model: request.model, created: Math.floor(Date.now() / 1000) }, delayed: false };
+  for (const piece of turn.reasoning) yield { event: { type: 'reasoning_delta', text: piece.text }, delayed: true };
+  if (turn.signature) yield { event: { type: 'reasoning_signature', signature: turn.signature }, delayed: false };
+  for (const [position, piece] of turn.text.entries()) {
+    const logprobs = turn.logprobs?.[position];
+    yield { event: logprobs ? { type: 'text_delta', text: piece.text, logprobs: [logprobs] } : { type: 'text_delta', text: piece.text }, delayed: true };
+  }
+  for (const [index, call] of turn.toolCalls.entries()) {
+    yield { event: { type: 'tool_call_start', index, id: call.id, name: call.name }, delayed: false };
+    for (const piece of splitTokenPieces(call.arguments)) {
+      yield { event: { type: 'tool_call_delta', index, argumentsDelta: piece.text }, delayed: true };
+    }
+  }
+  yield { event: turn.stopSequence ? { type: 'finish', stopReason: turn.stopReason, stopSequence: turn.stopSequence } : { type: 'finish', stopReason: turn.stopReason }, delayed: false };
+  yield { event: { type: 'usage', usage: turn.usage }, delayed: false };
+}
+
+function failIfConfigured(options: SimulatorOptions): void {
+  if (options.failStatus === undefined) return;
+  if (options.failStatus === 0) throw new UpstreamError(0, 'simulated connection failure', true);
+  throw UpstreamError.fromStatus(options.failStatus, `simulated upstream failure (HTTP ${options.failStatus})`);
+}
+
+/** Waits `ms`, rejecting with `signal.reason` as soon as the signal aborts. */
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  throwIfAborted(signal);
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortedError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortedError(signal);
+}
+
+function newId(): string {
+  return `sim-${randomUUID()}`;
+}
+
+function nonNegativeNumber(value: unknown): number | undefined {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) && number >= 0 ? number : undefined;
+}
+
+function booleanOption(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return undefined;
+}

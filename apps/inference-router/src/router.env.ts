@@ -1,0 +1,27 @@
+import { BaseEnv } from '@gateway/platform';
+import { WithObjectStoreEnv } from '@gateway/storage';
+import { IsInt, IsString, Max, Min } from 'class-validator';
+
+/** The object store settings are where generated images are written (the edge serves them). */
+export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
+  /** The model catalog (YAML). */
+  @IsString()
+  MODELS_CONFIG = 'config/models.yaml';
+
+  /** Attempts per upstream route for connect errors, timeouts, 429 and 5xx, before the next route. */
+  @IsInt()
+  @Min(1)
+  @Max(10)
+  UPSTREAM_ATTEMPTS: number = 2;
+
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  UPSTREAM_RETRY_BASE_MS: number = 200;
+
+  /** Simulator pacing: delay between streamed tokens, for demos and time-to-first-byte tests. */
+  @IsInt()
+  @Min(0)
+  @Max(10_000)
+  SIMULATOR_TOKEN_DELAY_MS: number = 0;
+}

@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { ErrorCode, KeyType, maskKey, Principal } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import { randomUUID } from 'node:crypto';
+import { KeyCryptoService } from '../crypto/key-crypto.service';
+import { KeyEventsPublisher } from '../events/key-events.publisher';
+import { toPrincipal } from './key-records';
+import { KeysRepository } from './keys.repository';
+
+export const newKeyId = (): string => `key_${randomUUID().replace(/-/g, '')}`;
+
+@Injectable()
+export class KeysService {
+  constructor(
+    private readonly keys: KeysRepository,
+    private readonly crypto: KeyCryptoService,
+    private readonly events: KeyEventsPublisher,
+  ) {}
+
+  async authenticate(keyHash: string): Promise<Principal | null> {
+    const key = await this.keys.findByHash(keyHash);
+    return key ? toPrincipal(key) : null;
+  }
+
+  touch(keyIds: string[], at: number): Promise<void> {
+    return this.keys.touch(keyIds, new Date(at * 1000));
+  }
+
+  /** Issues a new master key; the old one stops working on every edge before this returns. */
+  async regenerateMasterKey(accountId: string): Promise<{ key: string }> {
+    const key = this.crypto.generate('master');
+    const replaced = await this.keys.replaceMasterKey(accountId, this.newKeyRow(accountId, 'master', key));
+    if (replaced === null) throw new DomainError(ErrorCode.NotFound, 'Account not found');
+    await this.events.keysChanged(accountId, replaced, 'master_regenerated');
+    return { key };
+  }
+
+  /** Adds a key of the given type to the account, with the given value or a fresh one. */
+  async issueKey(accountId: string, type: Exclude<KeyType, 'proxy'>, value?: string, name?: string): Promise<string> {
+    const key = value ?? this.crypto.generate(type);
+    await this.keys.insert({ ...this.newKeyRow(accountId, type, key), name: name ?? null });
+    return key;
+  }
+
+  newKeyRow(accountId: string, type: KeyType, value: string) {
+    return { id: newKeyId(), accountId, type, keyHash: this.crypto.hash(value), maskedKey: maskKey(value) };
+  }
+}

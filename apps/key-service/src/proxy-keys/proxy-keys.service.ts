@@ -1,0 +1,141 @@
+import { Injectable } from '@nestjs/common';
+import {
+  CreateProxyKeyCommand,
+  ErrorCode,
+  maskKey,
+  MessageResponse,
+  ProxyKeyCommand,
+  ProxyKeyMessages,
+  ProxyKeyRecord,
+  ToggleResponse,
+  UpdateProxyKeyCommand,
+} from '@gateway/contracts';
+import { Account, ApiKey, Prisma } from '@gateway/db';
+import { DomainError } from '@gateway/platform';
+import { AccountsRepository } from '../accounts/accounts.repository';
+import { PlanPolicy } from '../accounts/plan-policy';
+import { KeyCryptoService } from '../crypto/key-crypto.service';
+import { KeyEventsPublisher } from '../events/key-events.publisher';
+import { toProxyKeyRecord } from '../keys/key-records';
+import { newKeyId } from '../keys/keys.service';
+import { ProxyKeysRepository } from './proxy-keys.repository';
+
+const notFound = () => new DomainError(ErrorCode.NotFound, ProxyKeyMessages.notFound, 'proxy_key');
+const expiryDate = (expiresAt: number | undefined): Date | null =>
+  expiresAt === undefined || expiresAt === -1 ? null : new Date(expiresAt * 1000);
+
+@Injectable()
+export class ProxyKeysService {
+  constructor(
+    private readonly proxyKeys: ProxyKeysRepository,
+    private readonly accounts: AccountsRepository,
+    private readonly plans: PlanPolicy,
+    private readonly crypto: KeyCryptoService,
+    private readonly events: KeyEventsPublisher,
+  ) {}
+
+  async create(command: CreateProxyKeyCommand): Promise<ProxyKeyRecord> {
+    const account = await this.requireAccount(command.accountId);
+    this.assertWithinDailyLimit(account, command.allocated_ammount);
+    const value = this.crypto.generate('proxy');
+    const cap = this.plans.proxyKeyCap(account.plan);
+    const result = await this.proxyKeys.insertWithinCap(account.id, cap, {
+      id: newKeyId(),
+      accountId: account.id,
+      type: 'proxy',
+      keyHash: this.crypto.hash(value),
+      maskedKey: maskKey(value),
+      encryptedKey: this.crypto.encrypt(value),
+      name: command.name,
+      expiresAt: expiryDate(command.expires_at),
+      allocatedAmount: new Prisma.Decimal(command.allocated_ammount),
+      spendWindow: command.spend_window ?? null,
+      modelWhitelist: command.model_whitelist ?? [],
+      ipWhitelist: command.ip_whitelist ?? [],
+      enabledThinking: command.enabled_thinking ?? false,
+    });
+    if ('capReached' in result) {
+      throw new DomainError(
+        ErrorCode.PlanLimitReached,
+        `Proxy key limit reached: the ${account.plan} plan allows ${cap} proxy keys`,
+      );
+    }
+    return toProxyKeyRecord(result.created, value, false);
+  }
+
+  async list(accountId: string): Promise<ProxyKeyRecord[]> {
+    const keys = await this.proxyKeys.list(accountId);
+    return keys.map((key) => toProxyKeyRecord(key, this.reveal(key), false));
+  }
+
+  async lookup(command: ProxyKeyCommand): Promise<ProxyKeyRecord> {
+    const key = await this.requireOwned(command);
+    return toProxyKeyRecord(key, command.proxy_key, true);
+  }
+
+  async update(command: UpdateProxyKeyCommand): Promise<MessageResponse> {
+    const key = await this.requireOwned(command);
+    if (command.allocated_ammount !== undefined) {
+      this.assertWithinDailyLimit(await this.requireAccount(command.accountId), command.allocated_ammount);
+    }
+    const data: Prisma.ApiKeyUpdateInput = {};
+    if (command.name !== undefined) data.name = command.name;
+    if (command.expires_at !== undefined) data.expiresAt = expiryDate(command.expires_at);
+    if (command.allocated_ammount !== undefined) data.allocatedAmount = new Prisma.Decimal(command.allocated_ammount);
+    if (command.spend_window !== undefined) data.spendWindow = command.spend_window;
+    if (command.model_whitelist !== undefined) data.modelWhitelist = command.model_whitelist;
+    if (command.ip_whitelist !== undefined) data.ipWhitelist = command.ip_whitelist;
+    if (command.enabled_thinking !== undefined) data.enabledThinking = command.enabled_thinking;
+    await this.proxyKeys.update(key.id, data);
+    await this.events.keysChanged(command.accountId, [key.keyHash], 'proxy_updated');
+    return { message: ProxyKeyMessages.updated };
+  }
+
+  async toggle(command: ProxyKeyCommand): Promise<ToggleResponse> {
+    const keyHash = this.crypto.hash(command.proxy_key);
+    const status = await this.proxyKeys.toggle(command.accountId, keyHash);
+    if (status === null) throw notFound();
+    await this.events.keysChanged(command.accountId, [keyHash], 'proxy_toggled');
+    return { message: ProxyKeyMessages.statusUpdated, status };
+  }
+
+  async remove(command: ProxyKeyCommand): Promise<MessageResponse> {
+    const keyHash = this.crypto.hash(command.proxy_key);
+    if (!(await this.proxyKeys.deleteOwned(command.accountId, keyHash))) throw notFound();
+    await this.events.keysChanged(command.accountId, [keyHash], 'proxy_removed');
+    return { message: ProxyKeyMessages.deleted };
+  }
+
+  async removeAll(accountId: string): Promise<MessageResponse> {
+    const hashes = await this.proxyKeys.deleteAll(accountId);
+    await this.events.keysChanged(accountId, hashes, 'proxy_removed_all');
+    return { message: ProxyKeyMessages.deletedAll };
+  }
+
+  private async requireOwned(command: ProxyKeyCommand): Promise<ApiKey> {
+    const key = await this.proxyKeys.findOwned(command.accountId, this.crypto.hash(command.proxy_key));
+    if (!key) throw notFound();
+    return key;
+  }
+
+  private async requireAccount(accountId: string): Promise<Account> {
+    const account = await this.accounts.findById(accountId);
+    if (!account) throw new DomainError(ErrorCode.Unauthenticated, 'Account not found');
+    return account;
+  }
+
+  private assertWithinDailyLimit(account: Account, amount: number): void {
+    const limit = this.plans.dailyLimit(account);
+    if (new Prisma.Decimal(amount).greaterThan(limit)) {
+      throw new DomainError(
+        ErrorCode.AllocationAboveDailyLimit,
+        ProxyKeyMessages.allocationAboveDailyLimit(limit.toString()),
+        'allocated_ammount',
+      );
+    }
+  }
+
+  private reveal(key: ApiKey): string {
+    return key.encryptedKey ? this.crypto.decrypt(key.encryptedKey) : key.maskedKey;
+  }
+}

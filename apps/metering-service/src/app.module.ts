@@ -1,0 +1,53 @@
+import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { ModelCatalog } from '@gateway/catalog';
+import { healthSubject } from '@gateway/contracts';
+import { PrismaModule, PrismaService } from '@gateway/db';
+import {
+  HealthController,
+  healthRpcController,
+  JETSTREAM_SERVERS,
+  JetStreamConnection,
+  READINESS_CHECKS,
+  ReadinessCheck,
+  REDIS_URL,
+  RedisConnection,
+  splitList,
+} from '@gateway/platform';
+import { LedgerRepository } from './ledger/ledger.repository';
+import { METERING_ACK_WAIT_MS, UsageConsumer } from './ledger/usage.consumer';
+import { MeteringEnv } from './metering.env';
+
+/** Consumes usage events from JetStream into the ledger: logs, credits, proxy-key spend, counters. */
+@Module({})
+export class MeteringServiceModule {
+  static forRoot(env: MeteringEnv): DynamicModule {
+    const logger = new Logger('ModelCatalog');
+    const catalog = ModelCatalog.fromFile(env.MODELS_CONFIG, process.env, (message) => logger.warn(message), {
+      // Prices and budgets cover every model the router may serve; only the router holds provider keys.
+      requireCredentials: false,
+    });
+    return {
+      module: MeteringServiceModule,
+      imports: [PrismaModule.forRoot(env.DATABASE_URL)],
+      controllers: [HealthController, healthRpcController(healthSubject('metering-service'))],
+      providers: [
+        { provide: ModelCatalog, useValue: catalog },
+        { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
+        JetStreamConnection,
+        { provide: REDIS_URL, useValue: env.REDIS_URL },
+        RedisConnection,
+        { provide: METERING_ACK_WAIT_MS, useValue: env.METERING_ACK_WAIT_MS },
+        LedgerRepository,
+        UsageConsumer,
+        {
+          provide: READINESS_CHECKS,
+          inject: [PrismaService, JetStreamConnection],
+          useFactory: (prisma: PrismaService, jetstream: JetStreamConnection): ReadinessCheck[] => [
+            { name: 'postgresql', check: () => prisma.isReachable() },
+            { name: 'jetstream', check: () => jetstream.isReachable() },
+          ],
+        },
+      ],
+    };
+  }
+}

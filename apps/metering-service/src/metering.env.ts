@@ -1,0 +1,18 @@
+import { DatabaseEnv } from '@gateway/platform';
+import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+
+export class MeteringEnv extends DatabaseEnv {
+  /** The model catalog, for prices (the same file the router serves). */
+  @IsString()
+  MODELS_CONFIG = 'config/models.yaml';
+
+  /** The edge's budget store: settled reservations are released and cached balances moved here. */
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** How long a delivered usage event may stay unacknowledged before JetStream redelivers it (a crashed replica's). */
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  METERING_ACK_WAIT_MS: number = 10_000;
+}

@@ -1,0 +1,138 @@
+import { ResolvedRoute } from '@gateway/catalog';
+import { setTimeout as delay } from 'node:timers/promises';
+import { GeneratedVideo, GenerationContext, numberOption, VideoAdapter, VideoJobError, VideoRequest } from './video-adapter';
+
+/** OpenAI's video object (`openai` SDK, `resources/videos.d.ts`), the fields we read. */
+interface UpstreamVideo {
+  id: string;
+  status: 'queued' | 'in_progress' | 'completed' | 'failed';
+  progress?: number;
+  seconds?: string;
+  size?: string;
+  error?: { code?: string; message?: string } | null;
+}
+
+/** Aspect ratio → OpenAI `size`, unless the route's `options.sizes` maps them itself. */
+const DEFAULT_SIZES: Record<string, string> = { '16:9': '1280x720', '9:16': '720x1280' };
+const REQUEST_TIMEOUT_MS = 60_000;
+
+const EXTENSIONS: Record<string, string> = {
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+  'video/quicktime': 'mov',
+  'video/x-msvideo': 'avi',
+};
+
+const isVideo = (value: unknown): value is UpstreamVideo =>
+  typeof value === 'object' && value !== null && typeof (value as UpstreamVideo).id === 'string' && typeof (value as UpstreamVideo).status === 'string';
+
+/**
+ * OpenAI's video API: `POST /videos` (multipart, as the official SDK sends it) starts a job,
+ * `GET /videos/{id}` is polled every `options.poll_interval_ms` (default 5 s) until `completed` or
+ * `failed` (for at most `options.timeout_ms`, default 20 min), `GET /videos/{id}/content` is the file.
+ * Route options: `sizes` (aspect ratio → upstream size), `seconds` (clip length sent upstream).
+ */
+export class OpenAIVideoAdapter implements VideoAdapter {
+  async generate(request: VideoRequest, context: GenerationContext): Promise<GeneratedVideo> {
+    const { route } = request;
+    const pollMs = numberOption(route, 'poll_interval_ms', 5000, 10, 600_000);
+    const timeoutMs = numberOption(route, 'timeout_ms', 1_200_000, 1000, 86_400_000);
+    const upstreamSize = this.upstreamSize(route, request.size);
+
+    let id = context.resumeId;
+    if (!id) {
+      const form = new FormData();
+      form.append('model', route.upstream_model);
+      form.append('prompt', request.prompt);
+      form.append('size', upstreamSize);
+      if (route.options?.seconds !== undefined) form.append('seconds', String(route.options.seconds));
+      const created = await this.json(route, 'POST', '/videos', context.signal, form);
+      id = created.id;
+      await context.started(id);
+    }
+
+    const deadline = Date.now() + timeoutMs;
+    let video: UpstreamVideo;
+    for (;;) {
+      video = await this.json(route, 'GET', `/videos/${encodeURIComponent(id)}`, context.signal);
+      if (video.status === 'completed') break;
+      if (video.status === 'failed') {
+        throw new VideoJobError('generation_failed', `The video provider could not generate this video: ${video.error?.message ?? 'no reason given'}`, false);
+      }
+      if (typeof video.progress === 'number' && Number.isFinite(video.progress)) {
+        await context.progress(Math.max(0, Math.min(99, video.progress)));
+      }
+      if (Date.now() >= deadline) {
+        throw new VideoJobError('upstream_timeout', `The video provider did not finish within ${Math.round(timeoutMs / 1000)} s`, true);
+      }
+      await delay(pollMs, undefined, { signal: context.signal });
+    }
+
+    const content = await this.call(route, 'GET', `/videos/${encodeURIComponent(id)}/content`, context.signal);
+    const body = Buffer.from(await content.arrayBuffer());
+    const declared = (content.headers.get('content-type') ?? '').split(';', 1)[0].trim().toLowerCase();
+    const contentType = declared.startsWith('video/') ? declared : 'video/mp4';
+    const seconds = Number(video.seconds);
+    return {
+      body,
+      contentType,
+      extension: EXTENSIONS[contentType] ?? 'mp4',
+      duration: Number.isFinite(seconds) && seconds > 0 ? seconds : 0,
+      resolution: video.size ?? upstreamSize,
+    };
+  }
+
+  private upstreamSize(route: ResolvedRoute, size: string): string {
+    const configured = route.options?.sizes;
+    const sizes = typeof configured === 'object' && configured !== null ? (configured as Record<string, unknown>) : DEFAULT_SIZES;
+    const mapped = sizes[size];
+    if (typeof mapped !== 'string') {
+      throw new VideoJobError('invalid_model_config', `the catalog maps no upstream size to ${size} for this model (route options.sizes)`, false);
+    }
+    return mapped;
+  }
+
+  private async json(route: ResolvedRoute, method: string, path: string, signal: AbortSignal, body?: FormData): Promise<UpstreamVideo> {
+    const response = await this.call(route, method, path, signal, body);
+    const parsed: unknown = await response.json().catch(() => undefined);
+    if (!isVideo(parsed)) throw new VideoJobError('upstream_error', `The video provider answered ${method} ${path} with something that is not a video object`, true);
+    return parsed;
+  }
+
+  private async call(route: ResolvedRoute, method: string, path: string, signal: AbortSignal, body?: FormData): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (route.apiKey) headers.authorization = `Bearer ${route.apiKey}`;
+    let response: Response;
+    try {
+      response = await fetch(`${(route.base_url ?? '').replace(/\/+$/, '')}${path}`, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+      });
+    } catch (error) {
+      // Shutting down is not the provider's fault: the job is resumed elsewhere.
+      if (signal.aborted) throw signal.reason;
+      const timedOut = (error as Error).name === 'TimeoutError';
+      throw new VideoJobError(
+        timedOut ? 'upstream_timeout' : 'upstream_unreachable',
+        timedOut ? 'The video provider did not answer in time' : 'The video provider could not be reached',
+        true,
+      );
+    }
+    if (response.ok) return response;
+    const text = await response.text().catch(() => '');
+    let message = text.slice(0, 500);
+    try {
+      message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
+    } catch {
+      // not JSON: keep the text
+    }
+    const retryable = response.status === 408 || response.status === 429 || response.status >= 500;
+    throw new VideoJobError(
+      retryable ? 'upstream_error' : 'upstream_rejected',
+      `The video provider answered ${response.status}${message ? `: ${message}` : ''}`,
+      retryable,
+    );
+  }
+}

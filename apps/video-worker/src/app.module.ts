@@ -1,0 +1,57 @@
+import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { ModelCatalog } from '@gateway/catalog';
+import { healthSubject } from '@gateway/contracts';
+import {
+  HealthController,
+  healthRpcController,
+  JETSTREAM_SERVERS,
+  JetStreamConnection,
+  READINESS_CHECKS,
+  ReadinessCheck,
+  REDIS_URL,
+  RedisConnection,
+  splitList,
+} from '@gateway/platform';
+import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
+import { VideoAdapters } from './adapters/video-adapters';
+import { VideoGenerationService } from './generation/video-generation.service';
+import { VIDEO_WORKER_OPTIONS, VideoJobsProcessor } from './generation/video-jobs.processor';
+import { VideoUsagePublisher } from './usage/video-usage.publisher';
+import { VideoJobMetrics } from './observability/video-job.metrics';
+import { VideoWorkerEnv } from './video-worker.env';
+
+/** BullMQ processor for video jobs; its own process and Deployment. */
+@Module({})
+export class VideoWorkerModule {
+  static forRoot(env: VideoWorkerEnv): DynamicModule {
+    const logger = new Logger('ModelCatalog');
+    const catalog = ModelCatalog.fromFile(env.MODELS_CONFIG, process.env, (message) => logger.warn(message));
+    return {
+      module: VideoWorkerModule,
+      controllers: [HealthController, healthRpcController(healthSubject('video-worker'))],
+      providers: [
+        { provide: REDIS_URL, useValue: env.REDIS_URL },
+        { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
+        { provide: ModelCatalog, useValue: catalog },
+        { provide: OBJECT_STORE, useValue: createObjectStore(env) },
+        { provide: VIDEO_WORKER_OPTIONS, useValue: { redisUrl: env.REDIS_URL, concurrency: env.VIDEO_CONCURRENCY, lockMs: env.VIDEO_LOCK_MS } },
+        RedisConnection,
+        VideoJobMetrics,
+        JetStreamConnection,
+        VideoAdapters,
+        VideoUsagePublisher,
+        VideoGenerationService,
+        VideoJobsProcessor,
+        {
+          provide: READINESS_CHECKS,
+          inject: [RedisConnection, JetStreamConnection, VideoJobsProcessor],
+          useFactory: (redis: RedisConnection, jetstream: JetStreamConnection, processor: VideoJobsProcessor): ReadinessCheck[] => [
+            { name: 'redis', check: () => redis.isReachable() },
+            { name: 'jetstream', check: () => jetstream.isReachable() },
+            { name: 'queue', check: async () => processor.isRunning() },
+          ],
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,132 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { encodeVideoJobFailure, Queues, VideoJobData, VideoJobFailure, VideoJobResult, VideoJobs } from '@gateway/contracts';
+import { firstFieldProblem, runWithExtractedContext } from '@gateway/platform';
+import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { VideoJobError } from '../adapters/video-adapter';
+import { VideoJobMetrics } from '../observability/video-job.metrics';
+import { VideoGenerationService } from './video-generation.service';
+
+export const VIDEO_WORKER_OPTIONS = Symbol('VIDEO_WORKER_OPTIONS');
+
+export interface VideoWorkerOptions {
+  redisUrl: string;
+  concurrency: number;
+  lockMs: number;
+}
+
+type VideoJobName = (typeof VideoJobs)[keyof typeof VideoJobs];
+type JobHandler = (job: Job, signal: AbortSignal) => Promise<unknown>;
+
+/**
+ * How many times a job may lose its worker (crash, kill) and still be taken over by another; each
+ * loss is detected when its lock expires.
+ */
+const MAX_STALLED = 2;
+
+/**
+ * The BullMQ processor of the video queue: binds `Queues.video` and each `VideoJobs` name to its
+ * handler, and refuses to boot when a job name has none. A failure's reason is what the client
+ * reads (see encodeVideoJobFailure); the last failed attempt publishes the job's `error` usage
+ * event. On shutdown running jobs are left locked: when the lock expires another worker resumes them.
+ */
+@Injectable()
+export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(VideoJobsProcessor.name);
+  private readonly shutdown = new AbortController();
+  private readonly handlers: Record<VideoJobName, JobHandler>;
+  private worker?: Worker;
+
+  constructor(
+    @Inject(VIDEO_WORKER_OPTIONS) private readonly options: VideoWorkerOptions,
+    private readonly generation: VideoGenerationService,
+    private readonly metrics: VideoJobMetrics,
+  ) {
+    this.handlers = { [VideoJobs.generate]: (job, signal) => this.generate(job, signal) };
+  }
+
+  onApplicationBootstrap(): void {
+    const missing = Object.values(VideoJobs).filter((name) => typeof this.handlers[name] !== 'function');
+    if (missing.length > 0) throw new Error(`queue ${Queues.video}: no processor for job(s) ${missing.join(', ')}`);
+    this.worker = new Worker(Queues.video, (job, _token, signal) => this.process(job, signal), {
+      connection: { url: this.options.redisUrl, maxRetriesPerRequest: null },
+      concurrency: this.options.concurrency,
+      lockDuration: this.options.lockMs,
+      stalledInterval: this.options.lockMs,
+      maxStalledCount: MAX_STALLED,
+    });
+    this.worker.on('error', (error) => this.logger.error(`queue ${Queues.video}: ${error.message}`));
+    this.worker.on('stalled', (jobId) => this.logger.warn(`video job ${jobId} lost its worker; it runs again`));
+  }
+
+  isRunning(): boolean {
+    return this.worker?.isRunning() ?? false;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.worker) return;
+    // Close first: BullMQ then leaves the aborted jobs alone instead of recording them as failed.
+    const closing = this.worker.close(true);
+    this.shutdown.abort(new Error('video-worker is shutting down'));
+    await closing;
+  }
+
+  private async process(job: Job, bullSignal?: AbortSignal): Promise<unknown> {
+    const handler = this.handlers[job.name as VideoJobName];
+    if (!handler) {
+      throw new UnrecoverableError(encodeVideoJobFailure({ code: 'unknown_job', message: `No processor for video job ${job.name}` }));
+    }
+    const signal = bullSignal ? AbortSignal.any([this.shutdown.signal, bullSignal]) : this.shutdown.signal;
+    const started = performance.now();
+    // The job runs in the trace of the request that created it (its context travels in the job data).
+    const carrier = (job.data as { traceContext?: Record<string, string> } | undefined)?.traceContext;
+    try {
+      const result = await runWithExtractedContext(carrier, () => handler(job, signal), `${Queues.video} process`);
+      this.metrics.observeVideoJob((performance.now() - started) / 1000, 'completed');
+      return result;
+    } catch (error) {
+      // A job handed back at shutdown is not a failure: another worker runs it.
+      if (!this.shutdown.signal.aborted) this.metrics.observeVideoJob((performance.now() - started) / 1000, 'failed');
+      throw error;
+    }
+  }
+
+  private async generate(job: Job, signal: AbortSignal): Promise<VideoJobResult> {
+    const data = plainToInstance(VideoJobData, job.data);
+    const problem = firstFieldProblem(validateSync(data));
+    if (problem) {
+      throw new UnrecoverableError(encodeVideoJobFailure({ code: 'invalid_job', message: `Invalid video job: ${problem.message}` }));
+    }
+    const running = {
+      id: String(job.id),
+      data,
+      updateProgress: (progress: object) => job.updateProgress(progress),
+      updateData: async (next: VideoJobData) => {
+        await job.updateData(next);
+        running.data = next;
+      },
+    };
+    try {
+      await job.updateProgress({ status: 'in_progress', progress: 0 });
+      return await this.generation.generate(running, signal);
+    } catch (error) {
+      if (this.shutdown.signal.aborted) throw error;
+      const { failure, retryable } = this.describe(job, error);
+      const lastAttempt = !retryable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      this.logger.warn(`video job ${job.id} attempt ${job.attemptsMade + 1} failed (${failure.code}): ${failure.message}${lastAttempt ? '' : '; retrying'}`);
+      if (lastAttempt) await this.generation.recordFailure(data);
+      const reason = encodeVideoJobFailure(failure);
+      throw retryable ? new Error(reason) : new UnrecoverableError(reason);
+    }
+  }
+
+  private describe(job: Job, error: unknown): { failure: VideoJobFailure; retryable: boolean } {
+    if (error instanceof VideoJobError) return { failure: { code: error.code, message: error.message }, retryable: error.retryable };
+    this.logger.error(`video job ${job.id} failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
+    return {
+      failure: { code: 'internal_error', message: `Video generation failed unexpectedly; quote the job id ${job.id} when reporting it` },
+      retryable: true,
+    };
+  }
+}

@@ -1,0 +1,175 @@
+'use strict';
+/**
+ * A fast local stand-in for an OpenAI Chat Completions upstream: `POST /v1/chat/completions` answers
+ * a fixed small completion with usage, or, with `stream: true`, a short SSE stream (role, three
+ * content deltas, finish, usage, `[DONE]`) written at once. Keep-alive is on and kept long, so the
+ * clients under test can pool their connections as they would against a real provider.
+ *
+ * It runs in a worker thread of the bench process (startMockUpstream), so the load generator on the
+ * main thread does not share an event loop with it. Run directly (`node bench/lib/mock-upstream.js
+ * [port]`) it serves in the foreground on 127.0.0.1, for poking at by hand.
+ */
+const http = require('node:http');
+const path = require('node:path');
+const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
+
+const CONTENT = ['Hello', ' from the', ' bench mock.'];
+const USAGE = { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 };
+const CREATED = 1767225600;
+
+function completionBody(model) {
+  return JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion',
+    created: CREATED,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: CONTENT.join('') }, logprobs: null, finish_reason: 'stop' }],
+    usage: USAGE,
+  });
+}
+
+function streamBody(model) {
+  const chunk = (choices, extra = {}) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: CREATED, model, choices, ...extra })}\n\n`;
+  return [
+    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+    ...CONTENT.map((text) => chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }])),
+    chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
+    chunk([], { usage: USAGE }),
+    'data: [DONE]\n\n',
+  ];
+}
+
+/** Replies are the same for every request of a model; keep the last few serialised. */
+const cache = new Map();
+function replies(model) {
+  let entry = cache.get(model);
+  if (!entry) {
+    entry = { json: completionBody(model), sse: streamBody(model) };
+    if (cache.size > 16) cache.clear();
+    cache.set(model, entry);
+  }
+  return entry;
+}
+
+function createMockServer() {
+  const stats = { completions: 0, streams: 0, rejected: 0, withoutAuth: 0 };
+  const server = http.createServer((req, res) => {
+    const url = req.url.split('?')[0];
+    if (req.method !== 'POST' || url !== '/v1/chat/completions') {
+      stats.rejected++;
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `mock: no route ${req.method} ${url}`, type: 'invalid_request_error' } }));
+      return;
+    }
+    if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) stats.withoutAuth++;
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      let body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        stats.rejected++;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'mock: body is not JSON', type: 'invalid_request_error' } }));
+        return;
+      }
+      const reply = replies(typeof body.model === 'string' ? body.model : 'mock');
+      if (body.stream === true) {
+        stats.streams++;
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+        for (const event of reply.sse) res.write(event);
+        res.end();
+        return;
+      }
+      stats.completions++;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply.json) });
+      res.end(reply.json);
+    });
+  });
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
+  return { server, stats };
+}
+
+/**
+ * Starts the mock in a worker thread on 127.0.0.1 and a free port. Resolves with its URL, a stats()
+ * reader and stop().
+ */
+function startMockUpstream() {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(path.join(__dirname, 'mock-upstream.js'), { workerData: { role: 'mock-upstream' } });
+    const pending = new Map();
+    let nextId = 1;
+    let ready = false;
+    const ask = (type) =>
+      new Promise((done, fail) => {
+        const id = nextId++;
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          fail(new Error(`mock upstream did not answer ${type}`));
+        }, 5000);
+        pending.set(id, (value) => {
+          clearTimeout(timer);
+          done(value);
+        });
+        worker.postMessage({ type, id });
+      });
+    worker.on('message', (message) => {
+      if (message.type === 'listening') {
+        ready = true;
+        resolve({
+          port: message.port,
+          url: `http://127.0.0.1:${message.port}`,
+          stats: () => ask('stats'),
+          eventLoopUtilization: () => ask('elu'),
+          stop: async () => {
+            try {
+              await ask('stop');
+            } catch {
+              // terminate below anyway
+            }
+            await worker.terminate();
+          },
+        });
+        return;
+      }
+      const answer = pending.get(message.id);
+      if (answer) {
+        pending.delete(message.id);
+        answer(message.value);
+      }
+    });
+    worker.once('error', (error) => {
+      if (!ready) reject(error);
+      else process.stderr.write(`mock upstream worker failed: ${error.stack ?? error}\n`);
+    });
+  });
+}
+
+if (!isMainThread && workerData?.role === 'mock-upstream') {
+  const { performance } = require('node:perf_hooks');
+  const { server, stats } = createMockServer();
+  let eluMark = performance.eventLoopUtilization();
+  server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'listening', port: server.address().port }));
+  parentPort.on('message', (message) => {
+    if (message.type === 'stats') parentPort.postMessage({ id: message.id, value: { ...stats } });
+    if (message.type === 'elu') {
+      // Share of the mock thread's time spent busy since the previous call.
+      const now = performance.eventLoopUtilization();
+      parentPort.postMessage({ id: message.id, value: performance.eventLoopUtilization(now, eluMark).utilization });
+      eluMark = now;
+    }
+    if (message.type === 'stop') {
+      server.close(() => parentPort.postMessage({ id: message.id, value: true }));
+      server.closeAllConnections();
+    }
+  });
+} else if (require.main === module) {
+  const { server } = createMockServer();
+  server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => console.log(`mock upstream on http://127.0.0.1:${server.address().port}`));
+}
+
+module.exports = { startMockUpstream, createMockServer, CONTENT };

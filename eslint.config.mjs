@@ -1,0 +1,48 @@
+import nx from '@nx/eslint-plugin';
+
+/**
+ * Module boundaries: apps depend on libs only, libs on libs only, and each app only on the shared
+ * scope. The e2e project may use the shared libs; deployment config depends on nothing.
+ */
+export default [
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  {
+    ignores: ['**/dist', '**/node_modules', '**/tmp', '**/generated/**', '**/coverage', '.nx'],
+  },
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: true,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:config', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:edge', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:inference', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:keys', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:accounts', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:metering', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:video', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:deploy', onlyDependOnLibsWithTags: [] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-explicit-any': 'off',
+      // Env classes annotate numbers on purpose: parseEnv converts by the emitted type metadata.
+      '@typescript-eslint/no-inferrable-types': ['error', { ignoreProperties: true }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+];

@@ -1,0 +1,1 @@
+export default { displayName: 'deploy', preset: '../jest.preset.js', rootDir: '.', testMatch: ['<rootDir>/**/*.spec.ts'] };

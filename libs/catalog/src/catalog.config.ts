@@ -1,0 +1,108 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+export const ADAPTERS = ['openai', 'anthropic', 'simulator'] as const;
+export type AdapterName = (typeof ADAPTERS)[number];
+
+/** One upstream a model can be served from; routes are tried in order (fallbacks). */
+export class RouteConfig {
+  @IsIn(ADAPTERS)
+  adapter: AdapterName;
+
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  base_url?: string;
+
+  @IsString()
+  upstream_model: string;
+
+  /** Name of the environment variable holding the provider key; the route is dropped when it is unset. */
+  @IsOptional()
+  @Matches(/^[A-Z_][A-Z0-9_]*$/, { message: 'api_key_env must be an environment variable name' })
+  api_key_env?: string;
+
+  @IsOptional()
+  @IsObject()
+  options?: Record<string, unknown>;
+}
+
+export class PricingConfig {
+  /** Credits per million input tokens. */
+  @IsNumber()
+  @Min(0)
+  input: number;
+
+  /** Credits per million output tokens. */
+  @IsNumber()
+  @Min(0)
+  output: number;
+
+  /** Credits per generated item (an image, a video), for media models; added to any token cost. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  per_item?: number;
+}
+
+export class ModelConfig {
+  @IsString()
+  @Matches(/^[A-Za-z0-9._/:@-]{1,128}$/, { message: 'id may hold letters, digits and ._/:@- (at most 128)' })
+  id: string;
+
+  @IsOptional() @IsString() name?: string;
+  @IsOptional() @IsString() description?: string;
+  @IsOptional() @IsString() owned_by?: string;
+  @IsOptional() @IsInt() @Min(0) created?: number;
+
+  /** Context window in tokens. */
+  @IsOptional() @IsInt() @Min(1) tokens?: number;
+
+  /** Default output cap when the request sets none (also the worst case budgeted for it). */
+  @IsOptional() @IsInt() @Min(1) max_output_tokens?: number;
+
+  /** Required: every served request is metered at these prices. */
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PricingConfig)
+  pricing: PricingConfig;
+
+  @IsArray() @IsString({ each: true }) endpoints: string[];
+  @IsOptional() @IsBoolean() premium_model?: boolean;
+  @IsOptional() @IsArray() @IsString({ each: true }) voices?: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) sizes?: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) qualities?: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) tags?: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) styles?: string[];
+  @IsOptional() @IsObject() metadata?: Record<string, unknown>;
+
+  /** Image models: the largest `n` one request may ask for (the spec allows 1 to 10; some models only 1). */
+  @IsOptional() @IsInt() @Min(1) @Max(10) max_images?: number;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ValidateNested({ each: true })
+  @Type(() => RouteConfig)
+  routes: RouteConfig[];
+}
+
+export class CatalogConfig {
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ModelConfig)
+  models: ModelConfig[];
+}

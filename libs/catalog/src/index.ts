@@ -1,0 +1,2 @@
+export * from './catalog.config';
+export * from './model-catalog';

@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import { CatalogError, ModelCatalog } from './model-catalog';
+
+const yaml = (models: string) => `models:\n${models}`;
+const model = (id: string, routes: string) => `  - id: ${id}
+    pricing: { input: 1, output: 2 }
+    endpoints: [chat.completions]
+    routes:
+${routes}`;
+
+describe('ModelCatalog', () => {
+  it('loads the shipped catalog and lists its models with the spec\'s fields', () => {
+    const catalog = ModelCatalog.fromFile(join(__dirname, '../../../config/models.yaml'), {}, () => undefined);
+    const entry = catalog.list().find((candidate) => candidate.id === 'sim-chat');
+    expect(entry).toMatchObject({
+      id: 'sim-chat',
+      object: 'model',
+      owned_by: 'simulator',
+      pricing: { input: 0.5, output: 1.5 },
+      endpoints: ['chat.completions', 'responses', 'messages'],
+      premium_model: false,
+    });
+    expect(entry).not.toHaveProperty('routes');
+    expect(catalog.get('sim-coder:dev')?.routes[0].adapter).toBe('simulator');
+  });
+
+  it('drops routes without credentials and models left without routes, saying so', () => {
+    const dropped: string[] = [];
+    const catalog = ModelCatalog.fromYaml(
+      yaml(
+        model('keyed', '      - { adapter: openai, base_url: "https://api.example.com/v1", upstream_model: x, api_key_env: EXAMPLE_KEY }') +
+          '\n' +
+          model(
+            'fallback',
+            '      - { adapter: openai, base_url: "https://a.example.com/v1", upstream_model: x, api_key_env: MISSING_KEY }\n' +
+              '      - { adapter: simulator, upstream_model: sim }',
+          ),
+      ),
+      {},
+      (message) => dropped.push(message),
+    );
+    expect(catalog.get('keyed')).toBeUndefined();
+    expect(dropped).toEqual(['model keyed left out of the catalog: no credentials (set EXAMPLE_KEY)']);
+    expect(catalog.get('fallback')?.routes.map((route) => route.adapter)).toEqual(['simulator']);
+    const withKey = ModelCatalog.fromYaml(
+      yaml(model('keyed', '      - { adapter: openai, base_url: "https://api.example.com/v1", upstream_model: x, api_key_env: EXAMPLE_KEY }')),
+      { EXAMPLE_KEY: 'sk-1' },
+      () => undefined,
+    );
+    expect(withKey.get('keyed')?.routes[0].apiKey).toBe('sk-1');
+  });
+
+  it('keeps every model for services that only price requests (requireCredentials: false)', () => {
+    const dropped: string[] = [];
+    const pricing = ModelCatalog.fromYaml(
+      yaml(model('keyed', '      - { adapter: openai, base_url: "https://api.example.com/v1", upstream_model: x, api_key_env: EXAMPLE_KEY }')),
+      {},
+      (message) => dropped.push(message),
+      'catalog',
+      { requireCredentials: false },
+    );
+    expect(pricing.get('keyed')?.config.pricing).toBeDefined();
+    expect(pricing.get('keyed')?.routes[0].apiKey).toBeUndefined();
+    expect(dropped).toEqual([]);
+  });
+
+  it('names the model and the field of an invalid entry', () => {
+    expect(() => ModelCatalog.fromYaml(yaml(model('bad', '      - { adapter: grpc, upstream_model: x }')), {}, () => undefined)).toThrow(
+      /models\[0\] \(bad\)\.routes\.0\.adapter/,
+    );
+    expect(() =>
+      ModelCatalog.fromYaml('models:\n  - id: nopricing\n    endpoints: []\n    routes: [{ adapter: simulator, upstream_model: s }]', {}, () => undefined),
+    ).toThrow(/models\[0\] \(nopricing\)\.pricing/);
+    expect(() => ModelCatalog.fromYaml(yaml(model('x', '      - { adapter: openai, upstream_model: x }')), {}, () => undefined)).toThrow(
+      /needs base_url/,
+    );
+    expect(() => ModelCatalog.fromYaml('models: [', {}, () => undefined)).toThrow(CatalogError);
+  });
+
+  it('validates max_images (1 to 10) and finds the default model of an endpoint in catalog order', () => {
+    const media = (id: string, extra: string, endpoint: string) =>
+      `  - id: ${id}\n    pricing: { input: 0, output: 0, per_item: 0.04 }\n    endpoints: [${endpoint}]\n${extra}    routes: [{ adapter: simulator, upstream_model: s }]\n`;
+    expect(() => ModelCatalog.fromYaml(yaml(media('painter', '    max_images: 11\n', 'images.generations')), {}, () => undefined)).toThrow(
+      /models\[0\] \(painter\)\.max_images/,
+    );
+    const catalog = ModelCatalog.fromYaml(
+      yaml(media('chat', '', 'chat.completions') + media('painter', '    max_images: 2\n', 'images.generations') + media('painter-2', '', 'images.generations')),
+      {},
+      () => undefined,
+    );
+    expect(catalog.get('painter')?.config.max_images).toBe(2);
+    expect(catalog.firstServing('images.generations')?.config.id).toBe('painter');
+    expect(catalog.firstServing('embeddings')).toBeUndefined();
+  });
+});

@@ -1,0 +1,132 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { USAGE_STATUSES, UsageStatus } from '../inference/usage.events';
+
+/** Routes `/user/me` always reports, even at zero. */
+export const SUMMARY_ROUTES = ['chat.completions', 'images.generations', 'images.edits', 'videos.generations'] as const;
+
+/** Routes whose log entries carry token counts (text models). */
+export const TOKEN_ROUTES = new Set(['chat.completions', 'responses', 'messages', 'embeddings', 'moderations', 'decisions']);
+
+export const LOGS_DEFAULT_LIMIT = 50;
+export const LOGS_MAX_LIMIT = 500;
+
+/** `GET /v1/user/logs` query parameters. */
+export class LogsQuery {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: LOGS_MAX_LIMIT, default: LOGS_DEFAULT_LIMIT, description: 'Entries per page.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(LOGS_MAX_LIMIT)
+  limit?: number;
+
+  /** Opaque: the `x-next-cursor` header of the previous page. */
+  @ApiPropertyOptional({ description: 'The `x-next-cursor` header of the previous page.', pattern: '^[A-Za-z0-9_-]{1,200}$' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,200}$/, { message: 'cursor is not a cursor this API returned' })
+  cursor?: string;
+
+  @ApiPropertyOptional({ description: 'Only requests to this model.', minLength: 1, maxLength: 256 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 256)
+  model?: string;
+
+  @ApiPropertyOptional({ description: 'Only requests to this route, e.g. `chat.completions`.', minLength: 1, maxLength: 64 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  route?: string;
+
+  @ApiPropertyOptional({ enum: USAGE_STATUSES, description: 'Only requests that ended this way.' })
+  @IsOptional()
+  @IsIn(USAGE_STATUSES)
+  status?: UsageStatus;
+
+  /** Unix seconds, inclusive. */
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Unix seconds, inclusive.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  since?: number;
+
+  /** Unix seconds, exclusive. */
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Unix seconds, exclusive.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  until?: number;
+}
+
+export class AccountLogsRequest extends LogsQuery {
+  @IsString()
+  @Length(1, 64)
+  accountId: string;
+
+  /** Set for proxy and DevPass keys: they see only their own requests. */
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  keyId?: string;
+}
+
+export class AccountSummaryRequest {
+  @IsString()
+  @Length(1, 64)
+  accountId: string;
+
+  /** Today (UTC) as the caller sees it, for tests with a fixed clock; defaults to now. */
+  @IsOptional()
+  @Matches(/^\d{4}-\d{2}-\d{2}$/)
+  today?: string;
+}
+
+export interface UsageSummary {
+  subscription: string;
+  credits: number;
+  usage: { input_tokens: number; output_tokens: number };
+  history: { date: string; requests: number }[];
+  endpoints: Record<string, number>;
+}
+
+export interface LogEntry {
+  key: string;
+  model: string;
+  route: string;
+  credits: number;
+  timestamp: number;
+  status: UsageStatus;
+  ip: string;
+  input_tokens?: number;
+  output_tokens?: number;
+}
+
+export interface LogsPage {
+  entries: LogEntry[];
+  /** Present when more entries follow. */
+  nextCursor?: string;
+}
+
+
+export class AccountBudgetRequest {
+  @IsString()
+  @Length(1, 64)
+  accountId: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  keyId?: string;
+}
+
+export interface AccountBudget {
+  /** Decimal string. */
+  credits: string;
+  /** The proxy key's spend and the start (Unix ms) of the window it counts in; null start: lifetime. */
+  key?: { used: string; windowStartedAt: number | null };
+}

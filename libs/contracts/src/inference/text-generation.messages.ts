@@ -1,0 +1,88 @@
+import { IsIn, IsObject, IsString, Length } from 'class-validator';
+import { KeyType } from '../keys';
+
+export const TextFormats = ['chat', 'responses', 'messages'] as const;
+export type TextFormat = (typeof TextFormats)[number];
+
+/** The usage route name of each format, as request logs and `/user/me` spell them. */
+export const TEXT_ROUTES: Record<TextFormat, string> = {
+  chat: 'chat.completions',
+  responses: 'responses',
+  messages: 'messages',
+};
+
+/** Who is calling, as the router needs it for metering; never the key itself. */
+export class CallerContext {
+  @IsString()
+  @Length(1, 64)
+  accountId: string;
+
+  @IsString()
+  @Length(1, 64)
+  keyId: string;
+
+  @IsIn(['master', 'proxy', 'dev'])
+  keyType: KeyType;
+
+  @IsString()
+  maskedKey: string;
+
+  @IsString()
+  ip: string;
+
+  @IsString()
+  @Length(1, 128)
+  requestId: string;
+}
+
+/** `inference.text`: the client's body in its own format; the router parses, routes and renders. */
+export class TextGenerationRequest extends CallerContext {
+  @IsIn(TextFormats)
+  format: TextFormat;
+
+  @IsObject()
+  body: Record<string, unknown>;
+}
+
+/**
+ * What the router answers `inference.text` with, as a stream of NATS messages:
+ * - one `json` frame for a whole reply (or an error before any output), with the HTTP status;
+ * - or `sse` frames, each holding complete server-sent-event frames to write as they are. The first
+ *   `sse` frame starts a 200 `text/event-stream` response.
+ */
+export type TextFrame = { kind: 'json'; status: number; body: unknown } | { kind: 'sse'; frames: string[] };
+
+export class CancelInferenceEvent {
+  @IsString()
+  @Length(1, 128)
+  requestId: string;
+}
+
+/** Per-model listing fields of `GET /v1/models` (the spec's model entry). */
+export interface ModelEntry {
+  id: string;
+  object: 'model';
+  name?: string;
+  description?: string;
+  owned_by?: string;
+  created?: number;
+  tokens?: number;
+  pricing?: { input: number; output: number };
+  endpoints?: string[];
+  premium_model?: boolean;
+  voices?: string[];
+  sizes?: string[];
+  qualities?: string[];
+  tags?: string[];
+  styles?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+/** `inference.decide`: the decision request body as the client sent it; answered with one `json` frame. */
+/** Combined `state` and `questions` of one decision, in tokens (spec, Limits). */
+export const DECISION_MAX_INPUT_TOKENS = 32_000;
+
+export class DecisionRequest extends CallerContext {
+  @IsObject()
+  body: Record<string, unknown>;
+}

@@ -1,0 +1,30 @@
+import type { KeyType } from '../keys';
+
+export const USAGE_STATUSES = ['success', 'cancelled', 'error'] as const;
+export type UsageStatus = (typeof USAGE_STATUSES)[number];
+
+/**
+ * One per request, published to JetStream (`usage.recorded`) with the request id as the message id,
+ * so a retried publish is dropped by the stream and the ledger's unique request id does the rest.
+ */
+export interface UsageRecordedEvent {
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  keyType: KeyType;
+  /** Prefix and last 4 characters: what request logs show. */
+  maskedKey: string;
+  model: string;
+  /** `chat.completions`, `responses`, `messages`, ... */
+  route: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** Items generated (images, videos), priced at the model's `pricing.per_item`; absent for text. */
+  units?: number;
+  status: UsageStatus;
+  ip: string;
+  /** Unix seconds. */
+  timestamp: number;
+  /** The adapter that served it, for operators (not shown to clients). */
+  provider?: string;
+}

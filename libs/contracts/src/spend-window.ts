@@ -1,0 +1,21 @@
+import type { SpendWindow } from './keys';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The start (UTC) of the spend window a moment falls in: the day, the ISO week (Monday) or the
+ * month. A key without a window has one lifetime allocation: null.
+ */
+export function windowStart(window: SpendWindow | null, at: Date): Date | null {
+  if (!window) return null;
+  const day = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+  switch (window) {
+    case 'daily':
+      return new Date(day);
+    case 'weekly':
+      // getUTCDay: Sunday 0 … Saturday 6; weeks start on Monday.
+      return new Date(day - ((at.getUTCDay() + 6) % 7) * DAY_MS);
+    case 'monthly':
+      return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * NATS subjects and queue groups. These are persisted wire names: once shipped they change only
+ * with a migration plan (old and new subjects served side by side until every replica is updated).
+ */
+export const Subjects = {
+  keysAuthenticate: 'keys.authenticate',
+  keysChanged: 'keys.changed',
+  keysTouched: 'keys.touched',
+  masterKeyRegenerate: 'keys.master.regenerate',
+  proxyKeyCreate: 'keys.proxy.create',
+  proxyKeyList: 'keys.proxy.list',
+  proxyKeyLookup: 'keys.proxy.lookup',
+  proxyKeyUpdate: 'keys.proxy.update',
+  proxyKeyToggle: 'keys.proxy.toggle',
+  proxyKeyRemove: 'keys.proxy.remove',
+  proxyKeyRemoveAll: 'keys.proxy.remove-all',
+  accountSummary: 'accounts.summary',
+  accountLogs: 'accounts.logs',
+  /** Credits and a proxy key's spend, to prime the edge's Redis budget when it has none. */
+  accountBudget: 'accounts.budget',
+  inferenceText: 'inference.text',
+  inferenceModels: 'inference.models',
+  inferenceDecide: 'inference.decide',
+  /** Broadcast: the client went away; the router serving the request aborts its upstream call. */
+  inferenceCancel: 'inference.cancel',
+  inferenceEmbeddings: 'inference.embeddings',
+  inferenceModerations: 'inference.moderations',
+  inferenceImages: 'inference.images',
+} as const;
+
+export type Subject = (typeof Subjects)[keyof typeof Subjects];
+
+/** Each service answers `health.<service>` so the edge's readiness can prove the hop works. */
+export const healthSubject = (service: ServiceName): string => `health.${service}`;
+
+export const ServiceNames = [
+  'edge-gateway',
+  'inference-router',
+  'key-service',
+  'account-service',
+  'metering-service',
+  'video-worker',
+] as const;
+export type ServiceName = (typeof ServiceNames)[number];
+
+/** Queue groups spread requests over the replicas of one service. */
+export const QueueGroups: Record<Exclude<ServiceName, 'edge-gateway'>, string> = {
+  'inference-router': 'inference-router',
+  'key-service': 'key-service',
+  'account-service': 'account-service',
+  'metering-service': 'metering-service',
+  'video-worker': 'video-worker',
+};

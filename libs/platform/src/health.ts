@@ -1,0 +1,73 @@
+import { Controller, Get, HttpCode, Inject, Optional, Res, Type } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
+import type { FastifyReply } from 'fastify';
+import { GracefulShutdown } from './observability/graceful-shutdown';
+
+/** One dependency whose reachability decides readiness. */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<boolean>;
+}
+
+export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
+export const SERVICE_NAME = Symbol('SERVICE_NAME');
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, 'up' | 'down'>;
+  /** Present while the process shuts down: it takes no new work, whatever its dependencies say. */
+  draining?: true;
+}
+
+/** Readiness as a probe sees it: 503 while shutting down (checked first) or while a dependency is down. */
+export async function readiness(checks: ReadinessCheck[], shutdown?: GracefulShutdown): Promise<ReadinessReport> {
+  if (shutdown?.draining) return { ready: false, checks: {}, draining: true };
+  return runChecks(checks);
+}
+
+export async function runChecks(checks: ReadinessCheck[], timeoutMs = 2000): Promise<ReadinessReport> {
+  const results = await Promise.all(
+    checks.map(async (check) => {
+      const timeout = new Promise<boolean>((resolve) => setTimeout(resolve, timeoutMs, false).unref());
+      const up = await Promise.race([check.check().catch(() => false), timeout]);
+      return [check.name, up ? 'up' : 'down'] as const;
+    }),
+  );
+  return { ready: results.every(([, state]) => state === 'up'), checks: Object.fromEntries(results) };
+}
+
+/** `/healthz` (alive) and `/readyz` (dependencies reachable) of a back-end service. */
+@Controller()
+export class HealthController {
+  constructor(
+    @Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[],
+    @Optional() private readonly shutdown?: GracefulShutdown,
+  ) {}
+
+  @Get('healthz')
+  @HttpCode(200)
+  alive(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('readyz')
+  async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessReport> {
+    const report = await readiness(this.checks, this.shutdown);
+    reply.status(report.ready ? 200 : 503);
+    return report;
+  }
+}
+
+/** Answers `health.<service>` over NATS, so a caller can prove the whole hop works. */
+export function healthRpcController(subject: string): Type<unknown> {
+  @Controller()
+  class HealthRpcController {
+    constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
+
+    @MessagePattern(subject)
+    ping(): Promise<ReadinessReport> {
+      return runChecks(this.checks);
+    }
+  }
+  return HealthRpcController;
+}

@@ -1,0 +1,63 @@
+import { ArgumentMetadata, ArgumentsHost, Catch, Logger, RpcExceptionFilter, ValidationPipe } from '@nestjs/common';
+import { RpcException } from '@nestjs/microservices';
+import { DomainErrorPayload, ErrorCode } from '@gateway/contracts';
+import { Observable, throwError } from 'rxjs';
+import { DomainError } from './domain-error';
+import { firstFieldProblem } from './validation-errors';
+
+const BODY_PARAM_TYPES = new Set(['body', 'payload']);
+
+/**
+ * Validates HTTP bodies and NATS payloads with the same DTO classes. A failure is a DomainError
+ * naming the first offending field; a body that is not a JSON object is refused as such.
+ */
+export class DtoValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      whitelist: true,
+      transform: true,
+      forbidUnknownValues: true,
+      exceptionFactory: (errors) => {
+        const problem = firstFieldProblem(errors);
+        return new DomainError(ErrorCode.InvalidRequest, problem?.message ?? 'Invalid request body', problem?.param);
+      },
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const validatesClass = typeof metadata.metatype === 'function' && !PRIMITIVES.has(metadata.metatype as never);
+    if (validatesClass && BODY_PARAM_TYPES.has(metadata.type)) {
+      if (value === undefined || value === null || value === '') value = {};
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        throw new DomainError(ErrorCode.InvalidRequest, 'Request body must be a JSON object');
+      }
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+const PRIMITIVES = new Set<unknown>([String, Boolean, Number, Array, Object]);
+
+
+/**
+ * Every failure leaves a message handler as a DomainErrorPayload. Unexpected errors are logged here
+ * and cross the wire without their message or stack.
+ */
+@Catch()
+export class RpcDomainExceptionFilter implements RpcExceptionFilter<unknown> {
+  private readonly logger = new Logger('RpcExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): Observable<never> {
+    let payload: DomainErrorPayload;
+    if (exception instanceof DomainError) {
+      payload = exception.toPayload();
+    } else if (exception instanceof RpcException && typeof exception.getError() === 'object') {
+      payload = exception.getError() as DomainErrorPayload;
+    } else {
+      const pattern = host.getArgByIndex(1)?.getSubject?.() ?? 'unknown subject';
+      this.logger.error(`unhandled error on ${pattern}: ${(exception as Error)?.stack ?? String(exception)}`);
+      payload = { code: ErrorCode.Internal, message: 'Internal error' };
+    }
+    return throwError(() => payload);
+  }
+}

@@ -1,0 +1,29 @@
+'use strict';
+/** Compiles every app and lib with swc into dist/ (the source tree kept, path aliases rewritten). */
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..', '..', '..');
+
+function ensurePrismaClient() {
+  if (!fs.existsSync(path.join(root, 'libs/db/src/generated/prisma/client.ts'))) {
+    require('./prisma').generate();
+  }
+}
+
+/** @param {{quiet?: boolean, apps?: string[]}} options compile only these apps (and the libs) when given */
+function build({ quiet = false, apps } = {}) {
+  ensurePrismaClient();
+  for (const app of apps ?? []) {
+    if (!fs.existsSync(path.join(root, 'apps', app, 'src', 'main.ts'))) throw new Error(`unknown app: ${app}`);
+  }
+  const sources = apps ? [...apps.map((app) => `apps/${app}`), 'libs'] : ['apps', 'libs'];
+  execFileSync(
+    process.execPath,
+    [require.resolve('@swc/cli/bin/swc.js', { paths: [root] }), ...sources, '-d', 'dist', '--config-file', '.swcrc', '--copy-files', '--quiet'],
+    { cwd: root, stdio: quiet ? 'ignore' : 'inherit' },
+  );
+}
+
+module.exports = { build, root };

@@ -1,0 +1,220 @@
+'use strict';
+/**
+ * Makes sure PostgreSQL, Redis and NATS (with JetStream) answer on their localhost ports: starts them
+ * when installed and stopped, installs them from Debian's packages when missing and running as root,
+ * otherwise stops with what to install. Servers named by a non-local URL are only checked.
+ */
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
+const which = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim() || null;
+const log = (message) => process.stderr.write(`[infra] ${message}\n`);
+
+function portOpen(host, port, timeoutMs = 500) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (open) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function waitForPort(host, port, seconds) {
+  for (let i = 0; i < seconds * 10; i++) {
+    if (await portOpen(host, port)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+let aptUpdated = false;
+function aptInstall(packages) {
+  if (!isRoot()) return false;
+  if (!which('apt-get')) return false;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (!aptUpdated) {
+    log('apt-get update');
+    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+    aptUpdated = true;
+  }
+  log(`apt-get install ${packages.join(' ')}`);
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { stdio: 'inherit', env });
+  return true;
+}
+
+function findPostgresBin(name) {
+  const root = '/usr/lib/postgresql';
+  if (!fs.existsSync(root)) return null;
+  const versions = fs.readdirSync(root).sort((a, b) => Number(b) - Number(a));
+  for (const version of versions) {
+    const candidate = path.join(root, version, 'bin', name);
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return null;
+}
+
+const services = {
+  postgresql: {
+    port: 5432,
+    packages: ['postgresql'],
+    installed: () => Boolean(which('pg_ctlcluster') && fs.existsSync('/etc/postgresql')),
+    start() {
+      const clusters = fs.readdirSync('/etc/postgresql');
+      if (clusters.length === 0) throw new Error('PostgreSQL is installed but has no cluster (run pg_createcluster)');
+      for (const version of clusters) {
+        spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], { stdio: 'inherit' });
+      }
+      return () => {
+        for (const version of clusters) {
+          spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'stop'], { stdio: 'ignore' });
+        }
+      };
+    },
+  },
+  redis: {
+    port: 6379,
+    packages: ['redis-server'],
+    installed: () => Boolean(which('redis-server')),
+    start() {
+      const dir = fs.existsSync('/var/lib/redis') ? '/var/lib/redis' : require('node:os').tmpdir();
+      const pidFile = path.join(require('node:os').tmpdir(), 'gateway-redis.pid');
+      spawnSync(
+        'redis-server',
+        ['--daemonize', 'yes', '--bind', '127.0.0.1', '-::1', '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', dir, '--pidfile', pidFile],
+        { stdio: 'inherit' },
+      );
+      return () => {
+        try {
+          process.kill(Number(fs.readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      };
+    },
+  },
+  nats: {
+    port: 4222,
+    packages: ['nats-server'],
+    installed: () => Boolean(natsServerBinary()),
+    start() {
+      const storeDir = fs.existsSync('/var/lib/nats-server') || isRoot() ? '/var/lib/nats-server' : path.join(require('node:os').tmpdir(), 'nats-js');
+      fs.mkdirSync(storeDir, { recursive: true });
+      const child = spawn(natsServerBinary(), ['-a', '127.0.0.1', '-p', '4222', '-js', '-sd', storeDir], {
+        detached: true,
+        stdio: 'ignore',
+      });
+      child.unref();
+      return () => {
+        try {
+          process.kill(child.pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      };
+    },
+  },
+};
+
+function natsServerBinary() {
+  return which('nats-server') || (fs.existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : null);
+}
+
+function hostOf(url, fallback) {
+  try {
+    return new URL(url).hostname || fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Resolves with a function that stops the server again when this call started it, else null. */
+async function ensureService(name, host) {
+  const service = services[name];
+  if (await portOpen(host, service.port)) return null;
+  if (!LOCAL_HOSTS.has(host)) throw new Error(`${name} at ${host}:${service.port} does not answer`);
+  if (!service.installed()) {
+    if (!aptInstall(service.packages)) {
+      throw new Error(
+        `${name} is not running on port ${service.port} and is not installed. Install it with: ` +
+          `sudo apt-get install ${service.packages.join(' ')} (or start it yourself on port ${service.port})`,
+      );
+    }
+  }
+  log(`starting ${name}`);
+  const stop = service.start();
+  if (!(await waitForPort('127.0.0.1', service.port, 30))) {
+    throw new Error(`${name} did not start listening on port ${service.port}`);
+  }
+  return () => {
+    log(`stopping ${name}`);
+    stop();
+  };
+}
+
+/** Sets a password for the local `postgres` role when the server wants one and we may set it. */
+async function ensurePostgresLogin(databaseUrl) {
+  const { Client } = require('pg');
+  const url = new URL(databaseUrl);
+  url.pathname = '/postgres';
+  const client = new Client({ connectionString: url.toString() });
+  try {
+    await client.connect();
+    await client.end();
+  } catch (error) {
+    const authFailed = ['28P01', '28000'].includes(error.code);
+    if (!authFailed || !isRoot() || !LOCAL_HOSTS.has(url.hostname) || !which('runuser')) throw error;
+    const password = decodeURIComponent(url.password || 'postgres').replace(/'/g, "''");
+    const user = decodeURIComponent(url.username || 'postgres').replace(/"/g, '""');
+    log(`setting the password of PostgreSQL role ${user} from DATABASE_URL`);
+    execFileSync('runuser', ['-u', 'postgres', '--', 'psql', '-q', '-c', `ALTER ROLE "${user}" WITH LOGIN PASSWORD '${password}'`], {
+      stdio: 'inherit',
+      cwd: '/',
+    });
+  }
+}
+
+async function ensureJetStream(natsUrl) {
+  const { connect } = require('nats');
+  const connection = await connect({ servers: natsUrl.split(','), timeout: 3000 });
+  try {
+    await connection.jetstreamManager();
+  } catch {
+    throw new Error('NATS answers but JetStream is off: restart nats-server with -js');
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Resolves when all three answer, with a function that stops the servers this call started (and
+ * only those); throws with an actionable message otherwise.
+ */
+async function ensureInfra(env = process.env) {
+  const databaseUrl = env.DATABASE_URL || defaults.DATABASE_URL;
+  const redisUrl = env.REDIS_URL || defaults.REDIS_URL;
+  const natsUrl = env.NATS_URL || defaults.NATS_URL;
+  const started = [];
+  started.push(await ensureService('postgresql', hostOf(databaseUrl, '127.0.0.1')));
+  started.push(await ensureService('redis', hostOf(redisUrl, '127.0.0.1')));
+  started.push(await ensureService('nats', hostOf(natsUrl.split(',')[0], '127.0.0.1')));
+  await ensurePostgresLogin(databaseUrl);
+  await ensureJetStream(natsUrl);
+  const stops = started.filter(Boolean);
+  return () => stops.reverse().forEach((stop) => stop());
+}
+
+const defaults = {
+  DATABASE_URL: 'postgresql://postgres:postgres@127.0.0.1:5432/gateway',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  NATS_URL: 'nats://127.0.0.1:4222',
+};
+
+module.exports = { ensureInfra, portOpen, waitForPort, natsServerBinary, defaults };
