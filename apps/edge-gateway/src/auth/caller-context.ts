@@ -1,10 +1,12 @@
 import { CallerContext } from '@gateway/contracts';
 import { AuthenticatedRequest } from './auth.decorators';
+import { clientRequestId } from '../http/client-request-id';
 import { normalizeIp } from './ip-allowlist';
 
 /** Who is calling, as the back-end services meter it: never the key itself, only its id and mask. */
 export function callerContext(request: AuthenticatedRequest): CallerContext {
   const { principal } = request;
+  const clientId = clientRequestId(request);
   return {
     accountId: principal.accountId,
     keyId: principal.keyId,
@@ -12,5 +14,6 @@ export function callerContext(request: AuthenticatedRequest): CallerContext {
     maskedKey: principal.maskedKey,
     ip: normalizeIp(request.ip),
     requestId: String(request.id),
+    ...(clientId ? { clientRequestId: clientId } : {}),
   };
 }

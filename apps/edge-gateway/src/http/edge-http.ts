@@ -2,15 +2,13 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { splitList } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { EdgeEnv } from '../config/edge.env';
 import { mountOpenApi } from '../openapi/openapi.setup';
 import { RegisteredRoute, recordRoutes } from '../openapi/route-registry';
+import { clientRequestId } from './client-request-id';
 import { registerJsonBodyParser } from './json-body.parser';
 import { rewriteLegacyUrl } from './legacy-urls';
 import { tracedServerFactory } from '../observability/traced-http-server';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface EdgeHttp {
   adapter: FastifyAdapter;
@@ -28,10 +26,7 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     rewriteUrl: rewriteLegacyUrl,
     // Legacy paths carry a proxy key (up to 256 characters) as a parameter; longer ones are a 400, not a 414.
     routerOptions: { maxParamLength: 1024 },
-    genReqId: (request: IncomingMessage) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
-    },
+    genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
     serverFactory: tracedServerFactory,
     // Requests that arrive while draining get our 503 (with the request id), not Fastify's bare one.
     return503OnClosing: false,
@@ -40,6 +35,8 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
   const routes = recordRoutes(fastify);
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    const clientId = clientRequestId(request);
+    if (clientId) reply.header('x-client-request-id', clientId);
   });
   registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES);
   return { adapter, routes };

@@ -34,7 +34,7 @@ function setup() {
   const metrics = new GatewayMetrics();
   const shutdown = new GracefulShutdown();
   const observer = new RequestObserver(metrics, logger, shutdown, catalog);
-  // As main.ts does: the client's x-request-id is the request id.
+  // Request ids the assertions can name (the edge itself generates them).
   const fastify: FastifyInstance = Fastify({ genReqId: (request) => String(request.headers['x-request-id'] ?? 'generated') });
   observer.register(fastify);
   fastify.addHook('preHandler', async (request) => {

@@ -8,6 +8,7 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 import { bearerKey } from '../auth/api-key.guard';
 import type { AuthenticatedRequest } from '../auth/auth.decorators';
 import { errorBody, errorFormatFor } from '../errors/error-formats';
+import { clientRequestId } from '../http/client-request-id';
 import { requestTrace } from './traced-http-server';
 
 /** Probes and scrapes: neither measured, logged at info, nor refused while draining. */
@@ -22,6 +23,8 @@ type RequestLabels = 'route' | 'model' | 'status' | 'key_type';
 /** What one finished request looks like in the metrics and the log line. */
 export interface RequestSummary {
   requestId: string;
+  /** The client's own id for the request, when it sent a well-formed one. */
+  clientRequestId?: string;
   traceId?: string;
   method: string;
   /** The route pattern (`/v1/auth/proxy/:key`), never the URL. */
@@ -100,6 +103,7 @@ export class RequestObserver {
     const trace = requestTrace(request.raw);
     return {
       requestId: String(request.id),
+      clientRequestId: clientRequestId(request),
       traceId: trace?.span.spanContext().traceId,
       method: request.method,
       route: routeOf(request),
@@ -119,6 +123,7 @@ export class RequestObserver {
     if (!this.log.isLevelEnabled(failed ? 'error' : 'info')) return;
     const line = {
       request_id: summary.requestId,
+      client_request_id: summary.clientRequestId,
       trace_id: summary.traceId,
       method: summary.method,
       route: summary.route,

@@ -15,7 +15,7 @@ const DESCRIPTION = [
     '`/v1/messages` also takes `x-api-key`. Errors come in the route family\'s own shape: `{detail}` on `/v1/auth/…`, ' +
     'Anthropic\'s `{type: "error", error}` on `/v1/messages`, OpenAI\'s `{error: {message, type, code, param}}` everywhere else.',
   '',
-  'Every response carries `x-request-id` (a sane client-sent one is echoed). Deprecated operations are the legacy proxy-key forms.',
+  'Every response carries the gateway\'s own `x-request-id`; a client\'s `x-client-request-id` (or `x-request-id`) is echoed as `x-client-request-id`. Deprecated operations are the legacy proxy-key forms.',
 ].join('\n');
 
 const TAGS: [string, string][] = [
@@ -39,7 +39,11 @@ const COMMON_ERRORS: Record<number, string> = {
 };
 
 const HEADERS: Json = {
-  'x-request-id': { description: 'The request id: the client-sent `x-request-id` when sane, else a generated one.', schema: { type: 'string' } },
+  'x-request-id': { description: "The gateway's request id (`req_` and 32 hex digits), generated for every request.", schema: { type: 'string' } },
+  'x-client-request-id': {
+    description: "The client's own id, echoed when it sent a `x-client-request-id` (or else `x-request-id`) of 1 to 128 letters, digits or `._:-`.",
+    schema: { type: 'string' },
+  },
   'x-ratelimit-limit-requests': { description: "The plan's requests per minute.", schema: { type: 'integer' } },
   'x-ratelimit-remaining-requests': { schema: { type: 'integer' } },
   'x-ratelimit-reset-requests': { description: 'Seconds until the window resets, e.g. `42s`.', schema: { type: 'string' } },
@@ -110,7 +114,7 @@ function finishOperation(path: string, method: string, operation: Json): void {
     const code = Number(status);
     if (!response.description) response.description = code < 300 ? 'OK' : COMMON_ERRORS[code] ?? '';
     if (code >= 400) response.content ??= { 'application/json': { schema: errorSchema } };
-    const headers = ['x-request-id'];
+    const headers = ['x-request-id', 'x-client-request-id'];
     if (authenticated && (code < 300 || code === 429)) headers.push(...RATE_LIMIT_HEADERS);
     if (code === 429) headers.push('retry-after');
     response.headers = { ...headerRefs(headers), ...response.headers };

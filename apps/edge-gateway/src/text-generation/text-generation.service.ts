@@ -3,6 +3,7 @@ import { ClientProxy } from '@nestjs/microservices';
 import { CancelInferenceEvent, ErrorCode, Subjects, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { Subscription, timeout } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
@@ -72,7 +73,8 @@ export class TextGenerationService {
           if (!streaming) {
             streaming = true;
             reply.hijack();
-            reply.raw.writeHead(200, { ...SSE_HEADERS, 'x-request-id': String(request.id) });
+            // Headers set so far (request ids, rate limits) go out with the stream's.
+            reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
             this.observer.streamStarted(request);
           }
           for (const text of frame.frames) reply.raw.write(text);

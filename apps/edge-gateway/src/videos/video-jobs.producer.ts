@@ -9,7 +9,6 @@ const RETRY_BASE_DELAY_MS = 5000;
 /** Finished jobs stay attachable (GET /v1/videos/generations/{id}) this long. */
 export const VIDEO_JOB_RETENTION_S = { completed: 24 * 3600, failed: 7 * 24 * 3600 };
 const RETAINED_JOBS = 10_000;
-const CLAIM_PREFIX = 'video-job-claim:';
 
 /**
  * Adds video jobs to the queue the video-worker processes. The job id is the request id: the
@@ -19,21 +18,8 @@ const CLAIM_PREFIX = 'video-job-claim:';
 export class VideoJobsProducer implements OnApplicationShutdown {
   private readonly queue: Queue<VideoJobData>;
 
-  constructor(private readonly redis: RedisConnection) {
+  constructor(redis: RedisConnection) {
     this.queue = new Queue<VideoJobData>(Queues.video, { connection: redis.client });
-  }
-
-  /**
-   * Takes the id for one job only, atomically across edge replicas: false when a job already has it
-   * (a client reusing its `x-request-id`). The claim outlives the job's retention.
-   */
-  async claim(jobId: string): Promise<boolean> {
-    const taken = await this.redis.client.set(`${CLAIM_PREFIX}${jobId}`, '1', 'EX', VIDEO_JOB_RETENTION_S.failed, 'NX');
-    return taken === 'OK';
-  }
-
-  async unclaim(jobId: string): Promise<void> {
-    await this.redis.client.del(`${CLAIM_PREFIX}${jobId}`);
   }
 
   async add(data: VideoJobData): Promise<void> {

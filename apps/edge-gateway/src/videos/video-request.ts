@@ -6,8 +6,8 @@ import { DomainError } from '@gateway/platform';
 export const DEFAULT_VIDEO_SIZE = '16:9';
 
 /**
- * BullMQ refuses custom job ids that are integers or contain `:`; the job id is the request id, so a
- * client-chosen `x-request-id` must avoid both on this route.
+ * BullMQ refuses custom job ids that are integers or contain `:`. Job ids are the gateway's request
+ * ids (`req_<hex>`), never such; an id in a re-attach URL that is one cannot name a job.
  */
 export function isUsableJobId(id: string): boolean {
   return !id.includes(':') && `${parseInt(id, 10)}` !== id;

@@ -46,24 +46,10 @@ export class VideosService implements BeforeApplicationShutdown {
 
   async create(request: MeteredRequest, body: VideoGenerationBody, reply: FastifyReply): Promise<void> {
     const plan = planVideoRequest(this.catalog, body);
+    // The gateway's own request id, unique per request, so one job never takes another's place.
     const jobId = String(request.id);
-    if (!isUsableJobId(jobId)) {
-      throw new DomainError(ErrorCode.InvalidRequest, `x-request-id '${jobId}' cannot name a video job: it must not contain ':' or be a number`, 'x-request-id');
-    }
-    if (!(await this.producer.claim(jobId))) {
-      throw new DomainError(
-        ErrorCode.Conflict,
-        `A video job with id ${jobId} already exists: send another x-request-id, or follow it with GET /v1/videos/generations/${jobId}`,
-        'x-request-id',
-      );
-    }
     const { principal } = request;
-    try {
-      if (request.costEstimate) await this.budget.reserve(principal, jobId, request.costEstimate.credits);
-    } catch (error) {
-      await this.producer.unclaim(jobId).catch(() => undefined);
-      throw error;
-    }
+    if (request.costEstimate) await this.budget.reserve(principal, jobId, request.costEstimate.credits);
     const follower = this.follow(jobId);
     const job: VideoJobData = { caller: callerContext(request), model: plan.model, prompt: plan.prompt, size: plan.size, traceContext: injectTraceContext() };
     try {
@@ -72,7 +58,6 @@ export class VideosService implements BeforeApplicationShutdown {
       follower.cancel();
       // No job, so no usage event will ever settle the reservation.
       if (request.costEstimate) await this.budget.release(principal, jobId).catch(() => undefined);
-      await this.producer.unclaim(jobId).catch(() => undefined);
       this.logger.error(`video job ${jobId} could not be queued: ${(error as Error).message}`);
       throw new DomainError(ErrorCode.ServiceUnavailable, 'The video queue is unavailable; retry with backoff');
     }

@@ -126,8 +126,9 @@ describe('graceful shutdown', () => {
     expect(refused.headers.get('connection')).toBe('close');
     expect(refused.body).toEqual({
       error: { message: expect.stringMatching(/shutting down/), type: 'service_unavailable_error', code: 'service_unavailable', param: null },
-      request_id: 'drain-refused-1',
+      request_id: refused.headers.get('x-request-id'),
     });
+    expect(refused.headers.get('x-client-request-id')).toBe('drain-refused-1');
 
     const text = await stream.finished();
     expect(stream.chunks().at(-1).choices[0].finish_reason).toEqual(expect.any(String));

@@ -11,7 +11,7 @@ import { suiteInfo } from '../support/suite-info';
 
 const newRequestId = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
 
-/** The edge-a log line of a request, once written. */
+/** The edge-a log line of a request (by the gateway's request id or the client's own), once written. */
 async function requestLine(requestId: string): Promise<Record<string, unknown>> {
   const file = join(suiteInfo().logDir, 'edge-a.log');
   for (let i = 0; i < 100; i++) {
@@ -19,7 +19,7 @@ async function requestLine(requestId: string): Promise<Record<string, unknown>> 
       .split('\n')
       .filter((text) => text.startsWith('{'))
       .map((text) => JSON.parse(text) as Record<string, unknown>)
-      .find((entry) => entry.request_id === requestId && entry.msg === 'request completed');
+      .find((entry) => (entry.request_id === requestId || entry.client_request_id === requestId) && entry.msg === 'request completed');
     if (line) return line;
     await sleep(100);
   }
@@ -52,7 +52,8 @@ describe('request logs and request ids', () => {
     expect(line).toMatchObject({
       level: 'info',
       service: 'edge-gateway',
-      request_id: requestId,
+      request_id: response.headers.get('x-request-id'),
+      client_request_id: requestId,
       trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
       method: 'POST',
       route: '/v1/chat/completions',
@@ -85,8 +86,9 @@ describe('request logs and request ids', () => {
       body: { model: 'broken-chat', messages: [{ role: 'user', content: 'Hi' }] },
     });
     expect(response.status).toBe(502);
-    expect(response.body).toMatchObject({ error: { type: expect.any(String) }, request_id: requestId });
-    expect((await requestLine(requestId)).status).toBe(502);
+    const gatewayId = response.headers.get('x-request-id')!;
+    expect(response.body).toMatchObject({ error: { type: expect.any(String) }, request_id: gatewayId });
+    expect(await requestLine(requestId)).toMatchObject({ status: 502, request_id: gatewayId, client_request_id: requestId });
   });
 
   it('puts the request id in the error event of a stream that fails after it started', async () => {
@@ -99,7 +101,8 @@ describe('request logs and request ids', () => {
       const response = await api('POST', path, { key: account.masterKey, headers: { 'x-request-id': requestId }, body });
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
       const last = events(response.text).at(-1);
-      expect({ path, request_id: last.request_id }).toEqual({ path, request_id: requestId });
+      expect({ path, request_id: last.request_id }).toEqual({ path, request_id: response.headers.get('x-request-id') });
+      expect(response.headers.get('x-client-request-id')).toBe(requestId);
     }
   });
 });

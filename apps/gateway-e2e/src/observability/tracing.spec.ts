@@ -99,9 +99,9 @@ describe('trace propagation', () => {
   });
 
   it('starts a trace of its own for a request without traceparent, and the services join it', async () => {
-    const requestId = `trace-${randomBytes(6).toString('hex')}`;
-    const response = await api('GET', '/v1/models', { key: account.masterKey, headers: { 'x-request-id': requestId } });
+    const response = await api('GET', '/v1/models', { key: account.masterKey });
     expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id');
     let edge: CollectedSpan | undefined;
     for (let i = 0; i < 150 && !edge; i++) {
       const all = (await (await fetch(`${suiteInfo().otlpCollector}/__spans`)).json()) as CollectedSpan[];

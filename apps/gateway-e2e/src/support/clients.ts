@@ -18,14 +18,18 @@ export function anthropicClient(apiKey: string, base = suiteInfo().edgeA): Anthr
   return new Anthropic({ apiKey, baseURL: base, maxRetries: 0, timeout: 30_000 });
 }
 
-/** A client-chosen request id (letters, digits, `._:-`), echoed by the gateway as `x-request-id`. */
+/**
+ * A client-chosen request id (letters, digits, `._:-`): the gateway echoes it as
+ * `x-client-request-id` and carries it in the usage event as `clientRequestId`; its own request id
+ * (`x-request-id`, the event's `requestId`) is always generated.
+ */
 export function newRequestId(label = 'e2e'): string {
   return `${label}-${randomUUID()}`;
 }
 
-/** Request options that set our own `x-request-id`. */
+/** Request options that set our own `x-client-request-id`. */
 export function withRequestId(requestId: string, headers: Record<string, string> = {}): { headers: Record<string, string> } {
-  return { headers: { 'x-request-id': requestId, ...headers } };
+  return { headers: { 'x-client-request-id': requestId, ...headers } };
 }
 
 /** A marker to put in a prompt, so a test can find its own call among everything a fake received. */

@@ -40,13 +40,18 @@ export class UsageWatcher {
       } catch {
         continue;
       }
-      const list = this.byRequest.get(event.requestId) ?? [];
-      list.push({ event, subject: message.subject, msgId: message.headers?.get('Nats-Msg-Id') || undefined, seq: message.seq });
-      this.byRequest.set(event.requestId, list);
+      const recorded = { event, subject: message.subject, msgId: message.headers?.get('Nats-Msg-Id') || undefined, seq: message.seq };
+      // Found by the gateway's request id and by the client's own, when it sent one.
+      for (const id of new Set([event.requestId, event.clientRequestId])) {
+        if (id === undefined) continue;
+        const list = this.byRequest.get(id) ?? [];
+        list.push(recorded);
+        this.byRequest.set(id, list);
+      }
     }
   }
 
-  /** Events seen so far for a request id. */
+  /** Events seen so far for a request id (the gateway's or the client's own). */
   eventsFor(requestId: string): RecordedUsage[] {
     return this.byRequest.get(requestId) ?? [];
   }
@@ -78,19 +83,19 @@ export class UsageWatcher {
 }
 
 /**
- * Resolves once the inference router has been sent the text-generation request `requestId` (a
- * plain subscription beside the routers' queue group sees every request), so a test can act on a
- * request known to be in flight rather than after a guessed delay.
+ * Resolves once the inference router has been sent the text-generation request the client called
+ * `clientRequestId` (a plain subscription beside the routers' queue group sees every request), so a
+ * test can act on a request known to be in flight rather than after a guessed delay.
  */
-export async function whenRouterIsAsked(requestId: string, timeoutMs = 10_000): Promise<{ seen: Promise<void>; close: () => Promise<void> }> {
+export async function whenRouterIsAsked(clientRequestId: string, timeoutMs = 10_000): Promise<{ seen: Promise<void>; close: () => Promise<void> }> {
   const connection = await connect({ servers: suiteInfo().env.NATS_URL.split(','), name: 'gateway-e2e-tap' });
-  const payloads = JSONCodec<{ data?: { requestId?: string } }>();
+  const payloads = JSONCodec<{ data?: { clientRequestId?: string } }>();
   const subscription = connection.subscribe(Subjects.inferenceText);
   const seen = (async () => {
     const timer = setTimeout(() => subscription.unsubscribe(), timeoutMs);
     for await (const message of subscription) {
       try {
-        if (payloads.decode(message.data).data?.requestId === requestId) {
+        if (payloads.decode(message.data).data?.clientRequestId === clientRequestId) {
           clearTimeout(timer);
           return;
         }
@@ -98,7 +103,7 @@ export async function whenRouterIsAsked(requestId: string, timeoutMs = 10_000): 
         // not JSON: not ours
       }
     }
-    throw new Error(`the router was not asked for ${requestId} within ${timeoutMs} ms`);
+    throw new Error(`the router was not asked for ${clientRequestId} within ${timeoutMs} ms`);
   })();
   await connection.flush();
   return { seen, close: () => connection.close() };

@@ -42,7 +42,7 @@ describe('client abort', () => {
     const { data: stream, response } = await openaiClient(account.masterKey)
       .chat.completions.create({ model: 'sim-slow', messages: [{ role: 'user', content: prompt }], stream: true }, withRequestId(requestId))
       .withResponse();
-    expect(response.headers.get('x-request-id')).toBe(requestId);
+    expect(response.headers.get('x-client-request-id')).toBe(requestId);
     let contentChunks = 0;
     for await (const chunk of stream) {
       if (chunk.choices[0]?.delta?.content) contentChunks++;
@@ -50,7 +50,7 @@ describe('client abort', () => {
     }
     expect(contentChunks).toBe(3);
     const event = await usage.single(requestId);
-    expect(event).toMatchObject({ requestId, model: 'sim-slow', route: 'chat.completions' });
+    expect(event).toMatchObject({ clientRequestId: requestId, model: 'sim-slow', route: 'chat.completions' });
     expectCancelled(event, full);
   });
 
@@ -64,7 +64,7 @@ describe('client abort', () => {
       if (event.type === 'response.output_text.delta' && ++deltas === 3) break;
     }
     const event = await usage.single(requestId);
-    expect(event).toMatchObject({ requestId, route: 'responses' });
+    expect(event).toMatchObject({ clientRequestId: requestId, route: 'responses' });
     expectCancelled(event, full);
   });
 
@@ -89,7 +89,7 @@ describe('client abort', () => {
     await stream.done().catch(() => undefined);
     expect(deltas).toBe(3);
     const event = await usage.single(requestId);
-    expect(event).toMatchObject({ requestId, route: 'messages' });
+    expect(event).toMatchObject({ clientRequestId: requestId, route: 'messages' });
     expectCancelled(event, full);
   });
 
@@ -105,7 +105,7 @@ describe('client abort', () => {
     controller.abort();
     await expect(call).rejects.toThrow();
     const event = await usage.single(requestId);
-    expect(event).toMatchObject({ requestId, model: 'sim-slow', route: 'chat.completions' });
+    expect(event).toMatchObject({ clientRequestId: requestId, model: 'sim-slow', route: 'chat.completions' });
     expect(event.status).toBe('cancelled');
   });
 
@@ -127,7 +127,7 @@ describe('client abort', () => {
       if (chunk.choices[0]?.delta?.content && ++contentChunks === 3) break;
     }
     const event = await usage.single(requestId);
-    expect(event).toMatchObject({ requestId, model, provider: kind });
+    expect(event).toMatchObject({ clientRequestId: requestId, model, provider: kind });
     expectCancelled(event, full);
 
     // The streamed upstream request was abandoned long before the fake finished writing it.

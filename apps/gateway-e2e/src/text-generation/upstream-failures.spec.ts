@@ -133,10 +133,10 @@ describe('upstream failures', () => {
         body: { model: 'broken-chat', messages: [{ role: 'user', content: `Hi ${mk}` }] },
       });
       expect(response.status).toBe(502);
-      expect(response.headers.get('x-request-id')).toBe(requestId);
+      expect(response.headers.get('x-client-request-id')).toBe(requestId);
       expect(response.body).toEqual({
         error: { message: expect.stringMatching(/upstream/i), type: expect.any(String), code: expect.anything(), param: null },
-        request_id: requestId,
+        request_id: response.headers.get('x-request-id'),
       });
       // Retried (UPSTREAM_ATTEMPTS, 2 by default) before giving up.
       expect((await fakeRequestsMentioning('openai', mk)).length).toBeGreaterThanOrEqual(2);

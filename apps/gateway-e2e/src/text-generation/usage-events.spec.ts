@@ -3,7 +3,7 @@
  * request id = the response's `x-request-id`), with the route, model, key and the same token
  * counts the client was shown — for whole replies, streams and failures.
  */
-import { api, createAccount, createDevPass, createProxyKey, TestAccount } from '../support/api';
+import { api, createAccount, createDevPass, createProxyKey, sleep, TestAccount } from '../support/api';
 import { anthropicClient, newRequestId, openaiClient, withRequestId } from '../support/clients';
 import { storedKey } from '../support/keys-db';
 import { UsageWatcher } from '../support/usage-events';
@@ -29,15 +29,18 @@ describe('usage events', () => {
     const { data: completion, response } = await openaiClient(account.masterKey)
       .chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Count my tokens' }] }, withRequestId(requestId))
       .withResponse();
-    expect(response.headers.get('x-request-id')).toBe(requestId);
+    expect(response.headers.get('x-client-request-id')).toBe(requestId);
+    const gatewayId = response.headers.get('x-request-id')!;
+    expect(gatewayId).toMatch(/^req_[0-9a-f]{32}$/);
 
     const events = await usage.waitFor(requestId);
     expect(events).toHaveLength(1);
     expect(events[0].subject).toBe('usage.recorded');
-    expect(events[0].msgId).toBe(requestId);
+    expect(events[0].msgId).toBe(gatewayId);
     const key = await storedKey(account.masterKey);
     expect(events[0].event).toEqual({
-      requestId,
+      requestId: gatewayId,
+      clientRequestId: requestId,
       accountId: account.accountId,
       keyId: key.id,
       keyType: 'master',
@@ -61,9 +64,38 @@ describe('usage events', () => {
       .responses.create({ model: 'sim-chat', input: 'No id from me' })
       .withResponse();
     const requestId = response.headers.get('x-request-id')!;
-    expect(requestId).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+    expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(response.headers.get('x-client-request-id')).toBeNull();
     const event = await usage.single(requestId);
     expect(event).toMatchObject({ requestId, route: 'responses', model: 'sim-chat', status: 'success' });
+    expect(event.clientRequestId).toBeUndefined();
+  });
+
+  it('a client reusing its request id gets each request metered on its own (the id is only echoed)', async () => {
+    // Sent as x-request-id, as clients of other gateways do: it is the client's id, not the ledger's.
+    const clientId = newRequestId('reused');
+    const owner = createAccount('pro', '100');
+    const client = openaiClient(owner.masterKey);
+    const calls = await Promise.all(
+      [1, 2].map(() =>
+        client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Same id twice' }] }, { headers: { 'x-request-id': clientId } }).withResponse(),
+      ),
+    );
+    const gatewayIds = calls.map(({ response }) => response.headers.get('x-request-id'));
+    expect(new Set(gatewayIds).size).toBe(2);
+    for (const { response } of calls) expect(response.headers.get('x-client-request-id')).toBe(clientId);
+    const events = await usage.waitFor(clientId, { settleMs: 1000 });
+    expect(events.map((recorded) => recorded.event.requestId).sort()).toEqual([...gatewayIds].sort());
+    for (const recorded of events) expect(recorded.event).toMatchObject({ clientRequestId: clientId, status: 'success' });
+    // Both are in the ledger, each charged.
+    let entries: any[] = [];
+    for (let attempt = 0; attempt < 100 && entries.length < 2; attempt++) {
+      if (attempt > 0) await sleep(100);
+      const body = (await api('GET', '/v1/user/logs?limit=10', { key: owner.masterKey })).body;
+      entries = Array.isArray(body) ? body : [];
+    }
+    expect(entries).toHaveLength(2);
+    for (const entry of entries) expect(Number(entry.credits)).toBeGreaterThan(0);
   });
 
   it('records a non-streamed responses call and a non-streamed messages call with their routes', async () => {
@@ -101,12 +133,12 @@ describe('usage events', () => {
         withRequestId(requestId),
       )
       .withResponse();
-    expect(response.headers.get('x-request-id')).toBe(requestId);
+    expect(response.headers.get('x-client-request-id')).toBe(requestId);
     let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
     for await (const chunk of stream) if (chunk.usage) reported = chunk.usage;
     expect(reported).toBeDefined();
     expect(await usage.single(requestId)).toMatchObject({
-      requestId,
+      clientRequestId: requestId,
       route: 'chat.completions',
       model: 'sim-chat',
       status: 'success',
@@ -194,9 +226,9 @@ describe('usage events', () => {
       body: { model: 'reject-400-chat', messages: [{ role: 'user', content: 'Refuse me' }] },
     });
     expect(response.status).toBe(400);
-    expect(response.headers.get('x-request-id')).toBe(requestId);
+    expect(response.headers.get('x-client-request-id')).toBe(requestId);
     expect(await usage.single(requestId)).toMatchObject({
-      requestId,
+      clientRequestId: requestId,
       model: 'reject-400-chat',
       route: 'chat.completions',
       status: 'error',
@@ -215,7 +247,7 @@ describe('usage events', () => {
       const requestId = newRequestId('usage-invalid');
       const response = await api('POST', testCase.path, { key: account.masterKey, headers: { 'x-request-id': requestId }, body: testCase.body });
       expect({ path: testCase.path, status: response.status }).toEqual({ path: testCase.path, status: 400 });
-      expect(await usage.single(requestId)).toMatchObject({ requestId, route: testCase.route, model: 'sim-chat', status: 'error', outputTokens: 0 });
+      expect(await usage.single(requestId)).toMatchObject({ clientRequestId: requestId, route: testCase.route, model: 'sim-chat', status: 'error', outputTokens: 0 });
     }
   });
 });

@@ -118,8 +118,8 @@ describe('video jobs outlive connections and workers', () => {
   });
 
   it('a client that disconnects does not cancel the job: attaching again yields the result; a finished job answers at once', async () => {
-    const requestId = newRequestId('video-leaves');
-    const leaving = await VideoStream.open({ key: account.masterKey, body: { ...SLOW, prompt: 'nobody watches' }, headers: { 'x-request-id': requestId } });
+    const leaving = await VideoStream.open({ key: account.masterKey, body: { ...SLOW, prompt: 'nobody watches' } });
+    const requestId = leaving.id;
     await leaving.until(runningAt, 'the job running');
     leaving.abort();
 
@@ -160,9 +160,10 @@ describe('video jobs outlive connections and workers', () => {
     expect(final).toMatchObject({ id: stream.id, status: 'completed' });
   });
 
-  it('only the account that created a job can attach (404 otherwise); unknown ids are 404; an id is used once (409)', async () => {
-    const requestId = newRequestId('video-owned');
-    const owner = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'mine' }, headers: { 'x-request-id': requestId } });
+  it('only the account that created a job can attach (404 otherwise); unknown ids are 404; a reused client id starts a job of its own', async () => {
+    const clientId = newRequestId('video-owned');
+    const owner = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'mine' }, headers: { 'x-request-id': clientId } });
+    const requestId = owner.id;
     await owner.next();
     const stranger = createAccount('pro', '10');
     const foreign = await VideoStream.open({ key: stranger.masterKey, jobId: requestId });
@@ -171,10 +172,15 @@ describe('video jobs outlive connections and workers', () => {
     expect(unknown.response.status).toBe(404);
     expect(((await unknown.response.json()) as any).error.param).toBe('id');
 
-    const reused = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'again' }, headers: { 'x-request-id': requestId } });
-    expect(reused.response.status).toBe(409);
-    expect(((await reused.response.json()) as any).error.message).toContain(`GET /v1/videos/generations/${requestId}`);
+    // The client's id is only echoed: the same one again is another job, and both are metered.
+    const reused = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'again' }, headers: { 'x-request-id': clientId } });
+    expect(reused.response.status).toBe(200);
+    expect(reused.id).not.toBe(requestId);
+    expect(reused.response.headers.get('x-client-request-id')).toBe(clientId);
     expect(await owner.final()).toMatchObject({ status: 'completed', id: requestId });
     expect(isFinal(owner.events[owner.events.length - 1])).toBe(true);
+    expect(await reused.final()).toMatchObject({ status: 'completed', id: reused.id });
+    const events = await usage.waitFor(clientId, { settleMs: 1000 });
+    expect(events.map((recorded) => recorded.event.requestId).sort()).toEqual([requestId, reused.id].sort());
   });
 });

@@ -19,8 +19,18 @@ export class UsagePublisher implements BeforeApplicationShutdown {
     caller: CallerContext,
     usage: Pick<UsageRecordedEvent, 'model' | 'route' | 'inputTokens' | 'outputTokens' | 'units' | 'status' | 'provider'>,
   ): Promise<void> {
-    const { requestId, accountId, keyId, keyType, maskedKey, ip } = caller;
-    const event: UsageRecordedEvent = { requestId, accountId, keyId, keyType, maskedKey, ip, ...usage, timestamp: Math.floor(Date.now() / 1000) };
+    const { requestId, clientRequestId, accountId, keyId, keyType, maskedKey, ip } = caller;
+    const event: UsageRecordedEvent = {
+      requestId,
+      ...(clientRequestId ? { clientRequestId } : {}),
+      accountId,
+      keyId,
+      keyType,
+      maskedKey,
+      ip,
+      ...usage,
+      timestamp: Math.floor(Date.now() / 1000),
+    };
     const published = this.publish(event).catch(() => undefined);
     this.pending.add(published);
     await published;

@@ -16,6 +16,7 @@ export class VideoUsagePublisher {
   record(caller: CallerContext, usage: { model: string; status: UsageStatus; units: number; provider?: string }): Promise<void> {
     const event: UsageRecordedEvent = {
       requestId: caller.requestId,
+      ...(caller.clientRequestId ? { clientRequestId: caller.clientRequestId } : {}),
       accountId: caller.accountId,
       keyId: caller.keyId,
       keyType: caller.keyType,

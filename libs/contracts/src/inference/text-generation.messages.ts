@@ -1,4 +1,4 @@
-import { IsIn, IsObject, IsString, Length } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Length } from 'class-validator';
 import { KeyType } from '../keys';
 
 export const TextFormats = ['chat', 'responses', 'messages'] as const;
@@ -33,6 +33,12 @@ export class CallerContext {
   @IsString()
   @Length(1, 128)
   requestId: string;
+
+  /** The client's own id for the request (`x-client-request-id`), for correlation only. */
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
+  clientRequestId?: string;
 }
 
 /** `inference.text`: the client's body in its own format; the router parses, routes and renders. */

@@ -8,7 +8,10 @@ export type UsageStatus = (typeof USAGE_STATUSES)[number];
  * so a retried publish is dropped by the stream and the ledger's unique request id does the rest.
  */
 export interface UsageRecordedEvent {
+  /** The gateway's request id: unique per request, whatever the client sent. */
   requestId: string;
+  /** The client's own id for the request, when it sent one (`x-client-request-id` or `x-request-id`). */
+  clientRequestId?: string;
   accountId: string;
   keyId: string;
   keyType: KeyType;
