@@ -1,5 +1,5 @@
 import { ApiKey } from '@gateway/db';
-import { Principal, ProxyKeyRecord } from '@gateway/contracts';
+import { Principal, ProxyKeyRecord, windowStart } from '@gateway/contracts';
 import type { Account } from '@gateway/db';
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
@@ -26,14 +26,24 @@ export function toPrincipal(key: ApiKey & { account: Account }): Principal {
   };
 }
 
+/**
+ * Credits used in the key's current spend window: what was stored for an earlier window counts as
+ * nothing once a new one has begun (metering resets the stored amount only with the next charge).
+ */
+export function usedInCurrentWindow(key: Pick<ApiKey, 'usedAmount' | 'spendWindow' | 'windowStartedAt'>, now: Date): number {
+  const current = windowStart(key.spendWindow, now);
+  if (current !== null && (key.windowStartedAt === null || key.windowStartedAt < current)) return 0;
+  return key.usedAmount.toNumber();
+}
+
 /** The spec's proxy-key record; `user_id` and `enabled_thinking` only where the caller asks for them. */
-export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean): ProxyKeyRecord {
+export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean, now = new Date()): ProxyKeyRecord {
   const record: ProxyKeyRecord = {
     name: key.name ?? '',
     key: value,
     expires_at: key.expiresAt ? unixSeconds(key.expiresAt) : -1,
     allocated_ammount: key.allocatedAmount.toNumber(),
-    used_ammount: key.usedAmount.toNumber(),
+    used_ammount: usedInCurrentWindow(key, now),
     spend_window: key.spendWindow,
     is_active: key.isActive,
     model_whitelist: key.modelWhitelist,
