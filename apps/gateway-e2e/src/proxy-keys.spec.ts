@@ -102,13 +102,17 @@ describe('proxy key administration', () => {
     expect(create.body).toEqual({ detail: 'Allocated ammount cannot exceed your daily limit of 1000' });
   });
 
-  it('toggles a key off and on', async () => {
+  it('toggles a key off and on, each taking effect for the very next request', async () => {
     const created = await createProxyKey(owner.masterKey);
+    // Cached by the edge as active.
+    expect((await api('GET', '/v1/models', { key: created.key })).status).toBe(200);
     const off = await api('POST', '/v1/auth/proxy/toggle', { key: owner.masterKey, body: { proxy_key: created.key } });
     expect(off.status).toBe(200);
     expect(off.body).toEqual({ message: 'Proxy key status updated', status: false });
+    expect((await api('GET', '/v1/models', { key: created.key })).status).toBe(401);
     const on = await api('POST', '/v1/auth/proxy/toggle', { key: owner.masterKey, body: { proxy_key: created.key } });
     expect(on.body).toEqual({ message: 'Proxy key status updated', status: true });
+    expect((await api('GET', '/v1/models', { key: created.key })).status).toBe(200);
   });
 
   it('removes a key for good; removing it again is "Proxy key not found" (404)', async () => {
@@ -116,6 +120,7 @@ describe('proxy key administration', () => {
     const removed = await api('POST', '/v1/auth/proxy/remove', { key: owner.masterKey, body: { proxy_key: created.key } });
     expect(removed.status).toBe(200);
     expect(removed.body).toEqual({ message: 'Proxy key deleted' });
+    expect((await api('GET', '/v1/models', { key: created.key })).status).toBe(401);
     const again = await api('POST', '/v1/auth/proxy/remove', { key: owner.masterKey, body: { proxy_key: created.key } });
     expect(again.status).toBe(404);
     expect(again.body).toEqual({ detail: 'Proxy key not found' });

@@ -53,6 +53,16 @@ describe('AuthCacheService', () => {
     expect(stub.calls).toBe(3);
   });
 
+  it('forgets an account\'s entries when this edge relayed a change to its keys', async () => {
+    const { stub, cache } = setup();
+    stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
+    await cache.authenticate('ek-a');
+    stub.principals.delete(AuthCacheService.hash('ek-a'));
+    cache.forgetAccount('acct_a');
+    expect(await cache.authenticate('ek-a')).toBeNull();
+    expect(stub.calls).toBe(2);
+  });
+
   it('drops remembered unknown keys named in an event', async () => {
     const { stub, cache } = setup();
     expect(await cache.authenticate('ek-new')).toBeNull();

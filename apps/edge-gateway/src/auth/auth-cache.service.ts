@@ -61,10 +61,22 @@ export class AuthCacheService {
   }
 
   invalidate(event: KeysChangedEvent): void {
+    this.forget(event.accountId, event.keyHashes);
+  }
+
+  /**
+   * After this edge relayed a change to the account's keys: its next request must see the change,
+   * even before key-service's broadcast (which other replicas act on) has arrived here.
+   */
+  forgetAccount(accountId: string): void {
+    this.forget(accountId, []);
+  }
+
+  private forget(accountId: string, keyHashes: string[]): void {
     this.generation++;
-    for (const keyHash of event.keyHashes) this.drop(keyHash);
-    for (const keyHash of this.byAccount.get(event.accountId) ?? []) this.drop(keyHash);
-    this.byAccount.delete(event.accountId);
+    for (const keyHash of keyHashes) this.drop(keyHash);
+    for (const keyHash of this.byAccount.get(accountId) ?? []) this.drop(keyHash);
+    this.byAccount.delete(accountId);
     // A request already in flight may carry the old answer; it must not be reused.
     this.inFlight.clear();
   }

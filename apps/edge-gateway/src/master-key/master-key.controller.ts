@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountScoped, Principal, Subjects } from '@gateway/contracts';
+import { AuthCacheService } from '../auth/auth-cache.service';
 import { CurrentPrincipal, KeyTypes } from '../auth/auth.decorators';
 import { ServiceClient } from '../nats/service-client';
 import { RegeneratedKeySchema } from './master-key.openapi';
@@ -8,15 +9,23 @@ import { RegeneratedKeySchema } from './master-key.openapi';
 @ApiTags('Keys')
 @Controller('auth/key')
 export class MasterKeyController {
-  constructor(private readonly services: ServiceClient) {}
+  constructor(
+    private readonly services: ServiceClient,
+    private readonly cache: AuthCacheService,
+  ) {}
 
-  /** Issues a new primary key; key-service invalidates the old one on every edge before answering. */
+  /**
+   * Issues a new primary key. The old one stops working on this edge before the answer goes out,
+   * and on the others as key-service's broadcast reaches them.
+   */
   @Get('regen')
   @KeyTypes('master')
   @ApiOperation({ summary: 'Regenerate the primary key', description: 'Proxy keys are unaffected.' })
   @ApiOkResponse({ type: RegeneratedKeySchema })
-  regenerate(@CurrentPrincipal() principal: Principal): Promise<RegeneratedKeySchema> {
+  async regenerate(@CurrentPrincipal() principal: Principal): Promise<RegeneratedKeySchema> {
     const request: AccountScoped = { accountId: principal.accountId };
-    return this.services.request(Subjects.masterKeyRegenerate, request);
+    const regenerated = await this.services.request<RegeneratedKeySchema>(Subjects.masterKeyRegenerate, request);
+    this.cache.forgetAccount(principal.accountId);
+    return regenerated;
   }
 }

@@ -11,12 +11,19 @@ import {
   UpdateProxyKeyCommand,
   UpdateProxyKeyDto,
 } from '@gateway/contracts';
+import { AuthCacheService } from '../auth/auth-cache.service';
 import { ServiceClient } from '../nats/service-client';
 
-/** Maps the HTTP calls to key-service commands, adding the authenticated account. */
+/**
+ * Maps the HTTP calls to key-service commands, adding the authenticated account. A change to a key
+ * takes effect on this edge before the answer goes out.
+ */
 @Injectable()
 export class ProxyKeysService {
-  constructor(private readonly services: ServiceClient) {}
+  constructor(
+    private readonly services: ServiceClient,
+    private readonly cache: AuthCacheService,
+  ) {}
 
   create(accountId: string, body: CreateProxyKeyDto): Promise<ProxyKeyRecord> {
     const command: CreateProxyKeyCommand = { ...body, accountId };
@@ -34,20 +41,26 @@ export class ProxyKeysService {
 
   update(accountId: string, body: UpdateProxyKeyDto): Promise<MessageResponse> {
     const command: UpdateProxyKeyCommand = { ...body, accountId };
-    return this.services.request(Subjects.proxyKeyUpdate, command);
+    return this.changing(accountId, this.services.request(Subjects.proxyKeyUpdate, command));
   }
 
   toggle(accountId: string, proxyKey: string): Promise<ToggleResponse> {
-    return this.services.request(Subjects.proxyKeyToggle, this.command(accountId, proxyKey));
+    return this.changing(accountId, this.services.request(Subjects.proxyKeyToggle, this.command(accountId, proxyKey)));
   }
 
   remove(accountId: string, proxyKey: string): Promise<MessageResponse> {
-    return this.services.request(Subjects.proxyKeyRemove, this.command(accountId, proxyKey));
+    return this.changing(accountId, this.services.request(Subjects.proxyKeyRemove, this.command(accountId, proxyKey)));
   }
 
   removeAll(accountId: string): Promise<MessageResponse> {
     const request: AccountScoped = { accountId };
-    return this.services.request(Subjects.proxyKeyRemoveAll, request);
+    return this.changing(accountId, this.services.request(Subjects.proxyKeyRemoveAll, request));
+  }
+
+  private async changing<T>(accountId: string, change: Promise<T>): Promise<T> {
+    const result = await change;
+    this.cache.forgetAccount(accountId);
+    return result;
   }
 
   private command(accountId: string, proxyKey: string): ProxyKeyCommand {
