@@ -1,2 +1,3 @@
 export * from './catalog.config';
 export * from './model-catalog';
+export * from './decision-model';

@@ -44,6 +44,18 @@ describe('checkProxyKey', () => {
     expect(baseModelId('m:reasoning-exclude')).toBe('m');
     expect(checkProxyKey(rules({ modelWhitelist: ['m'] }), open, { ip: '::1', model: 'm:reasoning-exclude', nowSeconds: now })).toBeNull();
   });
+
+  it('names the model as the request sent it when refusing it', () => {
+    expect(checkProxyKey(rules({ modelWhitelist: ['m'] }), open, { ip: '::1', model: 'x:reasoning-exclude', nowSeconds: now })?.message).toBe(
+      "Model 'x:reasoning-exclude' not in whitelist",
+    );
+  });
+
+  it('lets the caller say which whitelist entries name the model (aliases)', () => {
+    const listedAs = (entry: string) => entry === 'jev' || entry === 'jev-latest';
+    expect(checkProxyKey(rules({ modelWhitelist: ['jev-latest'] }), open, { ip: '::1', model: 'jev', listedAs, nowSeconds: now })).toBeNull();
+    expect(checkProxyKey(rules({ modelWhitelist: ['other'] }), open, { ip: '::1', model: 'jev', listedAs, nowSeconds: now })?.reason).toBe('model');
+  });
 });
 
 describe('DevPass model rule', () => {

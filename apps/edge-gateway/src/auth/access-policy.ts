@@ -14,6 +14,11 @@ export interface AccessContext {
   ip: string;
   /** The model the request names, if any. */
   model?: string;
+  /**
+   * Whether a whitelist entry names that model; by default the entry equals its id without
+   * modifiers. (The decision model answers to several aliases.)
+   */
+  listedAs?: (entry: string) => boolean;
   nowSeconds: number;
 }
 
@@ -33,7 +38,8 @@ export function checkProxyKey(
   }
   if (context.model !== undefined && rules.modelWhitelist.length > 0) {
     const model = baseModelId(context.model);
-    if (!rules.modelWhitelist.includes(model)) return { reason: 'model', message: ProxyKeyMessages.modelNotAllowed(model) };
+    const listed = context.listedAs ?? ((entry: string) => entry === model);
+    if (!rules.modelWhitelist.some(listed)) return { reason: 'model', message: ProxyKeyMessages.modelNotAllowed(context.model) };
   }
   if (!ipAllowlist.isEmpty && !ipAllowlist.allows(context.ip)) return { reason: 'ip', message: ProxyKeyMessages.ipNotAllowed };
   return null;

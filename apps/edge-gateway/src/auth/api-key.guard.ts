@@ -1,10 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ErrorCode, KeyType } from '@gateway/contracts';
+import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
+import { DECISION_MODEL_ID, ErrorCode, KeyType } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import type { FastifyRequest } from 'fastify';
-import { assertAccess } from './access-policy';
-import { ACCEPTS_X_API_KEY, ALLOWED_KEY_TYPES, AuthenticatedRequest, PUBLIC_ROUTE, SKIP_ACCESS_CHECKS } from './auth.decorators';
+import { AccessContext, assertAccess } from './access-policy';
+import { ACCEPTS_X_API_KEY, ALLOWED_KEY_TYPES, AuthenticatedRequest, DECISION_MODEL_ROUTE, PUBLIC_ROUTE, SKIP_ACCESS_CHECKS } from './auth.decorators';
 import { AuthCacheService } from './auth-cache.service';
 import { KeyUsageTracker } from './key-usage.tracker';
 
@@ -38,6 +39,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly cache: AuthCacheService,
     private readonly usage: KeyUsageTracker,
+    private readonly catalog: ModelCatalog,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -62,13 +64,25 @@ export class ApiKeyGuard implements CanActivate {
       );
     }
     if (!this.reflector.getAllAndOverride<boolean>(SKIP_ACCESS_CHECKS, targets)) {
-      assertAccess(principal, ipAllowlist, {
-        ip: request.ip,
-        model: requestedModel(request),
-        nowSeconds: Math.floor(Date.now() / 1000),
-      });
+      const model = this.reflector.getAllAndOverride<boolean>(DECISION_MODEL_ROUTE, targets)
+        ? this.decisionModel(request, principal.keyType)
+        : { model: requestedModel(request) };
+      assertAccess(principal, ipAllowlist, { ip: request.ip, nowSeconds: Math.floor(Date.now() / 1000), ...model });
     }
     this.usage.touch(principal.keyId);
     return true;
+  }
+
+  /**
+   * The decision model, named by any alias or (but by proxy keys, which must name it) by no `model`
+   * at all; other ids, and a proxy key's missing one, are the router's to refuse with a 400.
+   */
+  private decisionModel(request: FastifyRequest, keyType: KeyType): Pick<AccessContext, 'model' | 'listedAs'> {
+    const body = request.body as { model?: unknown } | undefined;
+    const named = body && typeof body === 'object' ? body.model : undefined;
+    const vendor = decisionVendor(this.catalog);
+    if (named === undefined && keyType === 'proxy') return {};
+    if (named !== undefined && (typeof named !== 'string' || classifyDecisionModel(named, vendor) !== 'current')) return {};
+    return { model: named ?? DECISION_MODEL_ID, listedAs: (entry) => classifyDecisionModel(entry, vendor) === 'current' };
   }
 }

@@ -8,6 +8,7 @@ export const PUBLIC_ROUTE = 'auth:public';
 export const ALLOWED_KEY_TYPES = 'auth:key-types';
 export const SKIP_ACCESS_CHECKS = 'auth:skip-access-checks';
 export const ACCEPTS_X_API_KEY = 'auth:x-api-key';
+export const DECISION_MODEL_ROUTE = 'auth:decision-model';
 
 /** Names of the security schemes in the OpenAPI document. */
 export const SecuritySchemes = { bearer: 'bearer', xApiKey: 'x-api-key' } as const;
@@ -28,6 +29,12 @@ export const AcceptsXApiKey = () =>
 
 /** The route reports the proxy key's state itself (validate) instead of being refused by the guard. */
 export const SkipAccessChecks = () => SetMetadata(SKIP_ACCESS_CHECKS, true);
+
+/**
+ * Routes served by the decision model: a body without `model` uses it, its aliases are the same
+ * model to a whitelist, and ids that are not it are left for the router to refuse (400).
+ */
+export const DecisionModelRoute = () => SetMetadata(DECISION_MODEL_ROUTE, true);
 
 export interface AuthenticatedRequest extends FastifyRequest {
   principal: Principal;

@@ -1,14 +1,13 @@
 import { Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ModelCatalog } from '@gateway/catalog';
+import { DECISION_MODEL_ID } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
-import { Public } from '../auth/auth.decorators';
+import { DecisionModelRoute, Public } from '../auth/auth.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { ApiErrors } from '../openapi/api-docs.decorators';
 import { DecisionsService } from './decisions.service';
 import { DecisionAnswerSchema, DecisionModelInfoSchema, DecisionQuestionSchema, DecisionRequestSchema, DecisionResponseSchema } from './decisions.openapi';
-
-export const DECISION_MODEL = 'jev';
 
 /** The model's public description (`GET /v1/systemone`): field names are ours (README, API notes). */
 export interface DecisionModelInfo {
@@ -33,10 +32,10 @@ export class DecisionsController {
   @ApiOperation({ summary: 'Describe the decision model', description: '`/v1/decisions` is an alias of `/v1/systemone`. No key needed.' })
   @ApiOkResponse({ type: DecisionModelInfoSchema })
   info(): DecisionModelInfo {
-    const model = this.catalog.get(DECISION_MODEL)?.config;
+    const model = this.catalog.get(DECISION_MODEL_ID)?.config;
     return {
       object: 'decision.model',
-      model: DECISION_MODEL,
+      model: DECISION_MODEL_ID,
       context_length: model?.tokens ?? 32_000,
       question_types: ['choice', 'score', 'noul'],
       pricing: { input: model?.pricing.input ?? 0.042, output: model?.pricing.output ?? 0, unit: 'credits per million tokens' },
@@ -44,6 +43,7 @@ export class DecisionsController {
   }
 
   @Post(['systemone', 'decisions'])
+  @DecisionModelRoute()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Make a decision',

@@ -1,4 +1,4 @@
-import { api, createAccount, createProxyKey, sleep, TestAccount } from '../support/api';
+import { api, createAccount, createDevPass, createProxyKey, sleep, TestAccount } from '../support/api';
 
 const QUESTIONS = {
   pick: { type: 'choice', instructions: 'Which fruit is yellow?', criteria: { apple: 'a red fruit', banana: 'a yellow fruit', grape: null } },
@@ -118,8 +118,34 @@ describe('decisions (jev)', () => {
     expect(missing.status).toBe(400);
     expect(missing.body.error.param).toBe('model');
     expect((await decide(proxy.key, { model: 'jev', state: '', questions: { q: QUESTIONS.fresh } })).status).toBe(200);
-    const other = await decide(proxy.key, { model: 'jev-latest', state: '', questions: { q: QUESTIONS.fresh } });
-    expect(other.status).toBe(403);
+    // The aliases are the same model to a whitelist, whichever of them it lists.
+    const aliasListed = await createProxyKey(account.masterKey, { model_whitelist: ['systemone/jev-latest'], allocated_ammount: 1 });
+    for (const [key, model] of [
+      [proxy.key, 'jev-latest'],
+      [proxy.key, 'systemone/jev'],
+      [aliasListed.key, 'jev'],
+    ]) {
+      const response = await decide(key, { model, state: '', questions: { q: QUESTIONS.fresh } });
+      expect({ model, status: response.status }).toEqual({ model, status: 200 });
+    }
+    // A pinned version is the spec's 400 for every key, not a whitelist miss.
+    const pinned = await decide(proxy.key, { model: 'jev-2025-01-01', state: '', questions: { q: QUESTIONS.fresh } });
+    expect(pinned.status).toBe(400);
+    expect(pinned.body.error).toMatchObject({ param: 'model', message: expect.stringMatching(/current version/) });
+    // Not whitelisted: another model only.
+    const elsewhere = await createProxyKey(account.masterKey, { model_whitelist: ['sim-chat'], allocated_ammount: 1 });
+    const refused = await decide(elsewhere.key, { model: 'systemone/jev', state: '', questions: { q: QUESTIONS.fresh } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toBe("Model 'systemone/jev' not in whitelist");
+  });
+
+  it('refuses a DevPass key, with or without model: it serves coding-plan models only', async () => {
+    const devKey = createDevPass(account.accountId);
+    for (const body of [{ state: '', questions: { q: QUESTIONS.fresh } }, { model: 'jev', state: '', questions: { q: QUESTIONS.fresh } }]) {
+      const response = await decide(devKey, body);
+      expect({ model: (body as { model?: string }).model, status: response.status }).toEqual({ model: (body as { model?: string }).model, status: 403 });
+      expect(response.body.error.message).toMatch(/coding-plan/);
+    }
   });
 
   it('refuses jev on chat completions, pointing at /v1/systemone', async () => {

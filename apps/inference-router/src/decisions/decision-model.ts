@@ -1,37 +1,9 @@
-import type { ModelCatalog } from '@gateway/catalog';
-
-/** The public id of the decision model: what responses, usage events and the catalog call it. */
-export const DECISION_MODEL_ID = 'jev';
+export { classifyDecisionModel, decisionVendor, DEFAULT_DECISION_VENDOR } from '@gateway/catalog';
+export type { DecisionModelKind } from '@gateway/catalog';
+export { DECISION_MODEL_ID } from '@gateway/contracts';
 
 /** The usage route of decisions (request logs, `/user/me`). */
 export const DECISION_ROUTE = 'decisions';
 
-/** The model maker's namespace of the `<vendor>/jev` aliases when the catalog entry names none. */
-export const DEFAULT_DECISION_VENDOR = 'systemone';
-
 /** The public endpoint clients must use for the decision model. */
 export const DECISION_ENDPOINT = '/v1/systemone';
-
-/** `metadata.vendor` of the catalog's `jev` entry, else `systemone`. */
-export function decisionVendor(catalog: ModelCatalog): string {
-  const vendor = catalog.get(DECISION_MODEL_ID)?.config.metadata?.['vendor'];
-  return typeof vendor === 'string' && vendor.length > 0 ? vendor : DEFAULT_DECISION_VENDOR;
-}
-
-/**
- * What a requested model id means for the decision endpoint (the spec's "Versioning"):
- * - `current`: `jev`, `jev-latest`, `<vendor>/jev`, `<vendor>/jev-latest` — the served version;
- * - `pinned`: `jev-<version>` or `<vendor>/jev-<version>` with a non-empty version other than
- *   `latest` — refused, only the current version is served;
- * - `other`: anything else (another vendor's namespace, other models, `jev-`, case variants).
- */
-export type DecisionModelKind = 'current' | 'pinned' | 'other';
-
-export function classifyDecisionModel(model: string, vendor: string): DecisionModelKind {
-  const prefix = `${vendor}/`;
-  const bare = model.startsWith(prefix) ? model.slice(prefix.length) : model;
-  if (bare === DECISION_MODEL_ID || bare === `${DECISION_MODEL_ID}-latest`) return 'current';
-  const pin = `${DECISION_MODEL_ID}-`;
-  if (bare.startsWith(pin) && bare.length > pin.length) return 'pinned';
-  return 'other';
-}

@@ -88,6 +88,9 @@ export interface ModelEntry {
 /** Combined `state` and `questions` of one decision, in tokens (spec, Limits). */
 export const DECISION_MAX_INPUT_TOKENS = 32_000;
 
+/** The decision model's public id: what a decision without `model` is answered by. */
+export const DECISION_MODEL_ID = 'jev';
+
 export class DecisionRequest extends CallerContext {
   @IsObject()
   body: Record<string, unknown>;
