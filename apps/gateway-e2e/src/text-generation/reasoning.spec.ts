@@ -161,6 +161,26 @@ describe('reasoning', () => {
       expect(sent.messages[1]).toEqual({ role: 'assistant', content: [whole.content[0], { type: 'text', text: (whole.content[1] as any).text }] });
     });
 
+    it('refuses, before calling the upstream, thinking on an Anthropic model whose budget max_tokens cannot hold', async () => {
+      const mk = marker('budget');
+      const client = anthropicClient(account.masterKey);
+      for (const [maxTokens, budget] of [
+        [500, 1024],
+        [1500, 2000],
+      ]) {
+        const error = await client.messages
+          .create({ model: 'fake-anthropic', max_tokens: maxTokens, thinking: { type: 'enabled', budget_tokens: budget }, messages: [{ role: 'user', content: `Think ${mk}` }] })
+          .then(() => null, (caught: unknown) => caught as { status: number; error: any });
+        expect(error?.status).toBe(400);
+        expect(error?.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('max_tokens') } });
+      }
+      expect(await fakeRequestsMentioning('anthropic', mk)).toHaveLength(0);
+      // With room past the budget it is served, within the client's max_tokens.
+      const served = await client.messages.create({ model: 'fake-anthropic', max_tokens: 1500, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: `Think ${mk}` }] });
+      expect(served.usage.output_tokens).toBeLessThanOrEqual(1500);
+      expect((await fakeRequestsMentioning('anthropic', mk)).at(-1)!.body).toMatchObject({ max_tokens: 1500, thinking: { type: 'enabled', budget_tokens: 1024 } });
+    });
+
     it('leaves thinking out with the :reasoning-exclude suffix', async () => {
       const message = await anthropicClient(account.masterKey).messages.create({
         model: 'sim-reasoner:reasoning-exclude',

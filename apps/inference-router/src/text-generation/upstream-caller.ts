@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ResolvedRoute } from '@gateway/catalog';
 import { GatewayMetrics, inSpan, Metrics, SpanKind } from '@gateway/platform';
+import { RequestValidationError } from '../client-formats/validate';
 import { ProviderAdapter, UpstreamError, UpstreamRoute } from '../providers/provider-adapter';
 
 export const PROVIDER_ADAPTERS = Symbol('PROVIDER_ADAPTERS');
@@ -28,6 +29,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 /** Network failures, timeouts, 429, 5xx and refused credentials; not a 4xx about the client's request. */
 export function isProviderFailure(error: unknown): boolean {
+  // A request the adapter could not map for this provider is the client's (400), not the provider's.
+  if (error instanceof RequestValidationError) return false;
   if (!(error instanceof UpstreamError)) return true;
   return error.retryable || error.status === 401 || error.status === 403;
 }

@@ -103,10 +103,22 @@ describe('toAnthropicRequest', () => {
   it('enables thinking with a budget below max_tokens, leaving out temperature and top_k', () => {
     const reasoning = { enabled: true, exclude: false };
     expect(toAnthropicRequest(canonicalRequest({ reasoning }), 'm', false)).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 4096 });
-    expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens: 2000 }, maxTokens: 1500 }), 'm', false)).toMatchObject({
+    expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens: 2000 }, maxTokens: 2500 }), 'm', false)).toMatchObject({
       thinking: { type: 'enabled', budget_tokens: 2000 },
-      max_tokens: 3500,
+      max_tokens: 2500,
     });
+    // Without a client limit there is room for the answer on top of a large budget.
+    expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens: 5000 } }), 'm', false).max_tokens).toBe(9096);
+    // A client limit is never exceeded: one the budget fills is refused, naming max_tokens.
+    for (const [budgetTokens, maxTokens] of [
+      [2000, 1500],
+      [undefined, 1024],
+      [undefined, 500],
+    ]) {
+      expect(() => toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens }, maxTokens }), 'm', false)).toThrow(
+        expect.objectContaining({ status: 400, param: 'max_tokens', message: expect.stringContaining('reasoning tokens count against max_tokens') }),
+      );
+    }
     expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens: 100 } }), 'm', false).thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
     const body = toAnthropicRequest(canonicalRequest({ reasoning, temperature: 0.3, topK: 5, topP: 0.95 }), 'm', false);
     expect(body).toMatchObject({ top_p: 0.95 });

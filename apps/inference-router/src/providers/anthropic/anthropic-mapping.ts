@@ -11,6 +11,7 @@ import type {
   ToolChoice,
   Usage,
 } from '../../canonical/canonical.types';
+import { RequestValidationError } from '../../client-formats/validate';
 import { UpstreamError } from '../provider-adapter';
 import { completeUsage } from '../token-count';
 import { asRecord, malformedResponse } from '../upstream-http';
@@ -126,13 +127,24 @@ export function toAnthropicRequest(request: CanonicalRequest, upstreamModel: str
 }
 
 /**
- * `max_tokens` covers thinking and answer together and must exceed the thinking budget. When the
- * client's limit does not, we read it as the room for the answer and add the budget on top.
+ * `max_tokens` covers thinking and answer together and must exceed the thinking budget. A client's
+ * limit is kept (reasoning counts against it, and its cost was reserved by it): one that leaves no
+ * room past the budget is the client's 400, as Anthropic would answer. Without a client limit the
+ * default leaves room for the answer on top of the budget.
  */
 function maxTokensFor(maxTokens: number | undefined, thinkingBudget: number | undefined): number {
-  const requested = maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
-  if (thinkingBudget !== undefined && requested <= thinkingBudget) return thinkingBudget + requested;
-  return requested;
+  if (thinkingBudget === undefined) return maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  if (maxTokens === undefined) {
+    return thinkingBudget < ANTHROPIC_DEFAULT_MAX_TOKENS ? ANTHROPIC_DEFAULT_MAX_TOKENS : thinkingBudget + ANTHROPIC_DEFAULT_MAX_TOKENS;
+  }
+  if (maxTokens <= thinkingBudget) {
+    throw new RequestValidationError(
+      `max_tokens (${maxTokens}) must be greater than the reasoning budget of ${thinkingBudget} tokens on this model ` +
+        `(at least ${ANTHROPIC_MIN_THINKING_BUDGET}): reasoning tokens count against max_tokens`,
+      'max_tokens',
+    );
+  }
+  return maxTokens;
 }
 
 /** `input_schema` must be an object schema; a tool without parameters often sends `{}`. */
