@@ -66,6 +66,8 @@ function casesFor(route: Route): Case[] {
         { name: 'unknown tool_choice', body: { ...base, tool_choice: 'sometimes' }, field: 'tool_choice' },
         { name: 'tool message without tool_call_id', body: { ...base, messages: [...user, { role: 'tool', content: 'x' }] }, field: 'messages.1.tool_call_id' },
         { name: 'too many stop strings', body: { ...base, stop: ['a', 'b', 'c', 'd', 'e'] }, field: 'stop' },
+        { name: 'web_search true (no model searches the web)', body: { ...base, web_search: true }, field: 'web_search' },
+        { name: 'web_search not a boolean', body: { ...base, web_search: 'yes' }, field: 'web_search' },
       ];
     case '/v1/responses':
       return [
@@ -81,6 +83,7 @@ function casesFor(route: Route): Case[] {
         { name: 'function tool without name', body: { ...base, tools: [{ type: 'function' }] }, field: 'tools.0.name' },
         { name: 'previous_response_id', body: { ...base, previous_response_id: 'resp_123' }, field: 'previous_response_id' },
         { name: 'metadata value not a string', body: { ...base, metadata: { a: 1 } }, field: 'metadata.a' },
+        { name: 'web_search true (no model searches the web)', body: { ...base, web_search: true }, field: 'web_search' },
       ];
     case '/v1/messages':
       return [
@@ -116,6 +119,10 @@ describe('malformed text-generation bodies', () => {
       it('accepts the valid body the cases are derived from', async () => {
         const response = await api('POST', route, { key: account.masterKey, body: valid[route] });
         expect(response.status).toBe(200);
+        if (route !== '/v1/messages') {
+          // web_search: false is what not searching looks like: accepted.
+          expect((await api('POST', route, { key: account.masterKey, body: { ...valid[route], web_search: false } })).status).toBe(200);
+        }
       });
 
       it('a body within the HTTP limit but over what the message bus carries → 413 in the route\'s error format', async () => {

@@ -3,15 +3,7 @@
  */
 import type { CanonicalRequest, ContentPart, ToolCall, ToolChoice, ToolDefinition } from '../canonical/canonical.types';
 import { ConversationBuilder } from './conversation';
-import {
-  buildReasoning,
-  compact,
-  parseEffort,
-  requirePresent,
-  type ParsedClientRequest,
-  type ParseOptions,
-  type ReasoningSignals,
-} from './parse-common';
+import { buildReasoning, compact, parseEffort, refuseWebSearch, requirePresent, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from './parse-common';
 import {
   type JsonObject,
   optionalBoolean,
@@ -36,7 +28,7 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
   const conversation = parseMessages(b.messages);
   const stream = optionalBoolean(b, 'stream', '') ?? false;
   const streamOptions = optionalObject(b, 'stream_options', '');
-  optionalBoolean(b, 'web_search', ''); // accepted for compatibility; the router offers no web search
+  refuseWebSearch(b);
 
   const request: CanonicalRequest = compact({
     model,

@@ -1,5 +1,5 @@
 import type { CanonicalRequest, ReasoningOptions } from '../canonical/canonical.types';
-import { fail, requireOneOf } from './validate';
+import { fail, JsonObject, optionalBoolean, requireOneOf } from './validate';
 
 export interface ParseOptions {
   /** The caller stripped `:reasoning-exclude` from the model id: reasoning must not be returned. */
@@ -52,6 +52,16 @@ export function buildReasoning(signals: ReasoningSignals, options: ParseOptions)
   if (signals.budgetTokens !== undefined) reasoning.budgetTokens = signals.budgetTokens;
   if (signals.effort !== undefined) reasoning.effort = signals.effort;
   return reasoning;
+}
+
+/**
+ * `web_search` (chat, responses): `false` is accepted; `true` is refused rather than ignored, since no
+ * model behind the gateway searches the web.
+ */
+export function refuseWebSearch(body: JsonObject): void {
+  if (optionalBoolean(body, 'web_search', '') === true) {
+    fail('web_search', 'web search is not available on this gateway; send false or leave it out');
+  }
 }
 
 /** Throws when a required field is absent (undefined or null). */

@@ -88,7 +88,7 @@ describe('parseClientRequest: chat', () => {
       logprobs: true,
       top_logprobs: 3,
       user: 'u-1',
-      web_search: true,
+      web_search: false,
       unknown_field: { anything: 1 },
     });
     expect(request).toMatchObject({
@@ -438,5 +438,15 @@ describe('parseClientRequest: messages', () => {
     const error = rejection('messages', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], ...body });
     expect(error.param).toBe(param);
     expect(error.message.startsWith(`${param}: `)).toBe(true);
+  });
+});
+
+describe('parseClientRequest: web_search', () => {
+  it.each(['chat', 'responses'] as const)('%s: false is accepted, true is refused naming web_search', (format) => {
+    const base = format === 'chat' ? { model: 'm', messages: [{ role: 'user', content: 'hi' }] } : { model: 'm', input: 'hi' };
+    expect(() => parseClientRequest(format, { ...base, web_search: false }, { reasoningExcludeSuffix: false })).not.toThrow();
+    expect(() => parseClientRequest(format, { ...base, web_search: true }, { reasoningExcludeSuffix: false })).toThrow(
+      expect.objectContaining({ param: 'web_search', message: expect.stringContaining('not available') }),
+    );
   });
 });

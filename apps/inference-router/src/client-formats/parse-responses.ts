@@ -8,15 +8,7 @@
 import type { CanonicalRequest, ContentPart, ToolChoice, ToolDefinition } from '../canonical/canonical.types';
 import { ConversationBuilder } from './conversation';
 import { functionDefinition } from './parse-chat';
-import {
-  buildReasoning,
-  compact,
-  parseEffort,
-  requirePresent,
-  type ParsedClientRequest,
-  type ParseOptions,
-  type ReasoningSignals,
-} from './parse-common';
+import { buildReasoning, compact, parseEffort, refuseWebSearch, requirePresent, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from './parse-common';
 import {
   fail,
   isObject,
@@ -46,7 +38,7 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
   const instructions = optionalString(b, 'instructions', '');
   if (instructions !== undefined) conversation.addSystem(instructions);
   addInput(conversation, b.input);
-  optionalBoolean(b, 'web_search', ''); // accepted for compatibility; the router offers no web search
+  refuseWebSearch(b);
 
   const request: CanonicalRequest = compact({
     model,
