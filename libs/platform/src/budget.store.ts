@@ -70,7 +70,10 @@ return {'ok', 0}
 
 /**
  * Drops a request's reservations and, for a settled request, moves the cached balance and key
- * spend by its real cost. KEYS as RESERVE's; the key's keys are empty strings for a non-proxy key.
+ * spend by its real cost — once: only while the account's reservation is still there, so settling
+ * the same request again (a redelivered usage event) changes nothing. Without a reservation (one
+ * released or expired) the cached figures catch up when they are next loaded from the ledger.
+ * KEYS as RESERVE's; the key's keys are empty strings for a non-proxy key.
  */
 const SETTLE = `
 local function drop(hash, total, expiries, id)
@@ -80,11 +83,12 @@ local function drop(hash, total, expiries, id)
     redis.call('HDEL', hash, id)
   end
   redis.call('ZREM', expiries, id)
+  return amount
 end
-drop(KEYS[2], KEYS[3], KEYS[4], ARGV[1])
+local reserved = drop(KEYS[2], KEYS[3], KEYS[4], ARGV[1])
 if KEYS[6] ~= '' then drop(KEYS[6], KEYS[7], KEYS[8], ARGV[1]) end
 local cost = tonumber(ARGV[2])
-if cost > 0 then
+if reserved and cost > 0 then
   if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECRBY', KEYS[1], cost) end
   if KEYS[5] ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then redis.call('INCRBY', KEYS[5], cost) end
 end

@@ -4,6 +4,8 @@ import { SpendWindow, UsageRecordedEvent, windowStart } from '@gateway/contracts
 
 export interface LedgerWrite {
   state: 'recorded' | 'duplicate';
+  /** What the request was charged: now, or (a duplicate) when it was first recorded. */
+  credits: Prisma.Decimal;
   /** For a proxy key: the spend window the charge was counted in (its start in ms, or `life`). */
   windowId?: string;
 }
@@ -31,7 +33,7 @@ export class LedgerRepository {
                 ${event.model}, ${event.route}, ${event.status}::"UsageStatus", ${event.inputTokens}, ${event.outputTokens},
                 ${credits}, ${event.ip}, ${at})
         ON CONFLICT (request_id) DO NOTHING`;
-      if (inserted === 0) return { state: 'duplicate' };
+      if (inserted === 0) return this.duplicate(tx, event, at);
       let windowId: string | undefined;
       if (!credits.isZero()) {
         await tx.$executeRaw`UPDATE accounts SET credits = credits - ${credits} WHERE id = ${event.accountId}`;
@@ -44,8 +46,19 @@ export class LedgerRepository {
           requests = daily_usage.requests + 1,
           input_tokens = daily_usage.input_tokens + EXCLUDED.input_tokens,
           output_tokens = daily_usage.output_tokens + EXCLUDED.output_tokens`;
-      return { state: 'recorded', windowId };
+      return { state: 'recorded', credits, windowId };
     });
+  }
+
+  /** A request recorded before: what it was charged, and in which of the key's windows. */
+  private async duplicate(tx: Prisma.TransactionClient, event: UsageRecordedEvent, at: Date): Promise<LedgerWrite> {
+    const [row] = await tx.$queryRaw<{ credits: Prisma.Decimal }[]>`SELECT credits FROM usage_logs WHERE request_id = ${event.requestId}`;
+    const credits = new Prisma.Decimal(row?.credits ?? 0);
+    if (event.keyType !== 'proxy' || credits.isZero()) return { state: 'duplicate', credits };
+    const [key] = await tx.$queryRaw<{ spend_window: SpendWindow | null }[]>`SELECT spend_window FROM api_keys WHERE id = ${event.keyId}`;
+    if (!key) return { state: 'duplicate', credits };
+    const start = windowStart(key.spend_window, at);
+    return { state: 'duplicate', credits, windowId: start ? String(start.getTime()) : 'life' };
   }
 
   /**

@@ -123,8 +123,9 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       if (!known) this.logger.warn(`usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
       const written = await this.ledger.record(event, credits);
       this.ledgerWrites.inc({ result: written.state === 'recorded' ? 'written' : 'duplicate' });
-      // A duplicate was charged before; only its reservation may still be open.
-      const costNano = written.state === 'recorded' ? toNano(credits.toFixed()) : 0;
+      // A duplicate was charged when first recorded; if that delivery died before settling, its
+      // reservation is still open and settles now (settling is once per reservation).
+      const costNano = toNano(written.credits.toFixed());
       // Without a window (nothing charged) only the key's reservation is dropped.
       const proxy = event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written.windowId ?? 'none' } : undefined;
       await this.budget

@@ -1,0 +1,64 @@
+/**
+ * The shared budget in Redis (what the edges reserve against and metering settles) moves by a
+ * request's cost exactly once: a redelivered usage event settles nothing twice, and one whose first
+ * delivery was written to the ledger but never settled (metering died in between) settles now.
+ */
+import { randomUUID } from 'node:crypto';
+import { BudgetStore, toNano } from '@gateway/platform';
+import Redis from 'ioredis';
+import { suiteInfo } from '../support/suite-info';
+
+describe('budget settlement', () => {
+  let redis: Redis;
+  let store: BudgetStore;
+
+  beforeAll(() => {
+    redis = new Redis(suiteInfo().env.REDIS_URL);
+    store = new BudgetStore(redis);
+  });
+
+  afterAll(async () => {
+    await redis?.quit();
+  });
+
+  const balance = async (accountId: string) => Number(await redis.get(`bal:${accountId}`));
+
+  it('moves the cached balance by the real cost once, however often the request is settled', async () => {
+    const accountId = `acct_settle_${randomUUID()}`;
+    await store.primeBalance(accountId, toNano(10));
+    expect(await store.reserve({ accountId, requestId: 'req_a', costNano: toNano(3), ttlMs: 60_000 })).toEqual({ ok: true });
+    await store.settle(accountId, 'req_a', toNano(2));
+    await store.settle(accountId, 'req_a', toNano(2)); // the same usage event delivered again
+    expect(await balance(accountId)).toBe(toNano(8));
+    // Nothing is left reserved: 8 credits can be reserved in full.
+    expect(await store.reserve({ accountId, requestId: 'req_b', costNano: toNano(8), ttlMs: 60_000 })).toEqual({ ok: true });
+    expect(await store.reserve({ accountId, requestId: 'req_c', costNano: 1, ttlMs: 60_000 })).toMatchObject({ ok: false, reason: 'credits' });
+  });
+
+  it('a released reservation (no usage event coming) frees its credits and charges nothing', async () => {
+    const accountId = `acct_settle_${randomUUID()}`;
+    await store.primeBalance(accountId, toNano(5));
+    await store.reserve({ accountId, requestId: 'req_a', costNano: toNano(5), ttlMs: 60_000 });
+    await store.release(accountId, 'req_a');
+    // A late settle of the released request changes nothing in the cache (the ledger is the truth,
+    // and the cache is reloaded from it).
+    await store.settle(accountId, 'req_a', toNano(1));
+    expect(await balance(accountId)).toBe(toNano(5));
+  });
+
+  it('settles a proxy key\'s spend once too', async () => {
+    const accountId = `acct_settle_${randomUUID()}`;
+    const proxy = { keyId: `key_${randomUUID()}`, windowId: 'life' };
+    await store.primeBalance(accountId, toNano(100));
+    await store.primeKeySpend(proxy.keyId, proxy.windowId, 0, 60);
+    await store.reserve({ accountId, requestId: 'req_p', costNano: toNano(4), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } });
+    await store.settle(accountId, 'req_p', toNano(4), proxy);
+    await store.settle(accountId, 'req_p', toNano(4), proxy);
+    expect(Number(await redis.get(`pused:${proxy.keyId}:life`))).toBe(toNano(4));
+    expect(await store.reserve({ accountId, requestId: 'req_q', costNano: toNano(1), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } })).toEqual({ ok: true });
+    expect(await store.reserve({ accountId, requestId: 'req_r', costNano: 1, ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } })).toMatchObject({
+      ok: false,
+      reason: 'allocation',
+    });
+  });
+});
