@@ -12,6 +12,8 @@ const { APPS, Suite } = require('./lib/suite');
 
 /** Stops what ensureInfra started (nothing when the servers were already running). */
 let stopInfra = () => undefined;
+/** The services started so far, stopped again when a later one fails to start. */
+let suite;
 
 async function main() {
   const env = localEnv();
@@ -34,7 +36,7 @@ async function main() {
   if (bootstrap.status !== 0) throw new Error(`bootstrap failed: ${bootstrap.stderr || bootstrap.stdout}`);
   const account = rememberBootstrap(JSON.parse(bootstrap.stdout.trim().split('\n').pop()));
 
-  const suite = new Suite({ env });
+  suite = new Suite({ env });
   let shuttingDown = false;
   const shutdown = async (code) => {
     if (shuttingDown) return;
@@ -69,8 +71,9 @@ Press Ctrl-C to stop.
 `);
 }
 
-main().catch((error) => {
+main().catch(async (error) => {
   console.error(`npm start failed: ${error.message}`);
+  await suite?.stopAll().catch(() => undefined);
   stopInfra();
   process.exit(1);
 });

@@ -49,6 +49,7 @@ function casesFor(route: string, proxyKey: string): Case[] {
         { name: 'model_whitelist of numbers', body: { name: 'a', allocated_ammount: 1, model_whitelist: [1] }, field: 'model_whitelist' },
         { name: 'bad CIDR', body: { name: 'a', allocated_ammount: 1, ip_whitelist: ['10.0.0.0/33'] }, field: 'ip_whitelist' },
         { name: 'bad IP', body: { name: 'a', allocated_ammount: 1, ip_whitelist: ['300.1.1.1'] }, field: 'ip_whitelist' },
+        { name: 'shorthand IPv4 (127.1)', body: { name: 'a', allocated_ammount: 1, ip_whitelist: ['127.1'] }, field: 'ip_whitelist' },
         { name: 'IP of wrong type', body: { name: 'a', allocated_ammount: 1, ip_whitelist: [127001] }, field: 'ip_whitelist' },
         { name: 'unknown spend window', body: { name: 'a', allocated_ammount: 1, spend_window: 'yearly' }, field: 'spend_window' },
         { name: 'too many whitelist entries', body: { name: 'a', allocated_ammount: 1, model_whitelist: Array(300).fill('m') }, field: 'model_whitelist' },

@@ -160,6 +160,7 @@ describe('GET /v1/openapi.json', () => {
       ['POST', '/v1/moderations', 200, 'id model results'],
       ['POST', '/v1/images/generations', 'request', 'prompt model n size quality style response_format public'],
       ['POST', '/v1/images/generations', 200, 'created data'],
+      ['POST', '/v1/videos/generations', 'request', 'model prompt size'],
     ];
     for (const [method, path, part, fields] of expected) {
       const schema = part === 'request' ? requestSchema(document, method, path) : responseSchema(document, method, path, part);

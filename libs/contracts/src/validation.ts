@@ -1,18 +1,27 @@
 import * as ipaddr from 'ipaddr.js';
 import { ValidateIf, ValidationOptions, registerDecorator } from 'class-validator';
 
-/** An IPv4 or IPv6 address, or a CIDR block of either family. */
+/**
+ * An address written the standard way: IPv4 as four decimal parts (`10.0.0.1`, not `10`, `127.1` or
+ * `0x7f.1`, which parsers also accept and a typo easily produces), or IPv6.
+ */
+function isStandardAddress(value: string): boolean {
+  return ipaddr.IPv4.isValidFourPartDecimal(value) || ipaddr.IPv6.isValid(value);
+}
+
+/** An IPv4 or IPv6 address, or a CIDR block of either family (`10.0.0.0/8`, `fe80::/10`). */
 export function isIpOrCidr(value: unknown): boolean {
   if (typeof value !== 'string' || value.length === 0 || value.length > 64) return false;
-  if (value.includes('/')) {
-    try {
-      ipaddr.parseCIDR(value);
-      return true;
-    } catch {
-      return false;
-    }
+  const [address, prefix, ...rest] = value.split('/');
+  if (rest.length > 0 || !isStandardAddress(address)) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  try {
+    ipaddr.parseCIDR(value);
+    return true;
+  } catch {
+    return false;
   }
-  return ipaddr.isValid(value);
 }
 
 export function IsIpOrCidr(options?: ValidationOptions): PropertyDecorator {

@@ -49,7 +49,6 @@ export class VideosController {
     402: 'The account or proxy key cannot cover the price of one video.',
     404: 'Unknown model.',
     406: 'The request does not accept `text/event-stream`.',
-    409: 'A job with this request id exists already.',
   })
   create(@Req() request: MeteredRequest, @Body() body: VideoGenerationBody, @Res() reply: FastifyReply): Promise<void> {
     return this.videos.create(request, body, reply);

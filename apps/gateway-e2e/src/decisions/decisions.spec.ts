@@ -148,13 +148,15 @@ describe('decisions (jev)', () => {
     }
   });
 
-  it('refuses jev on chat completions, pointing at /v1/systemone', async () => {
-    const response = await api('POST', '/v1/chat/completions', {
-      key: account.masterKey,
-      body: { model: 'jev', messages: [{ role: 'user', content: 'decide' }] },
-    });
-    expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain('/v1/systemone');
+  it('refuses jev (any of its ids, pinned ones too) on chat completions, pointing at /v1/systemone', async () => {
+    for (const model of ['jev', 'systemone/jev-latest', 'jev-2025-01-01']) {
+      const response = await api('POST', '/v1/chat/completions', {
+        key: account.masterKey,
+        body: { model, messages: [{ role: 'user', content: 'decide' }] },
+      });
+      expect({ model, status: response.status }).toEqual({ model, status: 400 });
+      expect(response.body.error.message).toContain('/v1/systemone');
+    }
   });
 
   it('bills 0.042 credits per million input tokens, and nothing for a failed decision', async () => {

@@ -73,8 +73,9 @@ export class TextGenerationService {
     const rawModel = typeof request.body.model === 'string' ? request.body.model : '';
     const excludeReasoning = rawModel.endsWith(REASONING_EXCLUDE);
     const modelId = excludeReasoning ? rawModel.slice(0, -REASONING_EXCLUDE.length) : rawModel;
-    // The decision model writes no chat text (spec): point its callers at the decision endpoint.
-    if (classifyDecisionModel(modelId, decisionVendor(this.catalog)) === 'current') {
+    // The decision model writes no chat text (spec): point its callers at the decision endpoint,
+    // version-pinned ids of it included.
+    if (classifyDecisionModel(modelId, decisionVendor(this.catalog)) !== 'other') {
       throw new ClientError(400, `The model '${modelId}' answers structured decisions only: use POST ${DECISION_ENDPOINT}`, 'model');
     }
     const body = excludeReasoning ? { ...request.body, model: modelId } : request.body;
