@@ -82,6 +82,9 @@ export class TextGenerationService {
         },
         error: (error: unknown) => {
           replied();
+          // Gave up waiting (timeout): the router, if it is still at it, stops and records the
+          // request as cancelled rather than finishing an answer nobody will receive.
+          this.cancelAtRouter(requestId);
           // The router never answered: no usage event will come to settle the reservation.
           if (reserved && !answered) void this.budget.release(principal, requestId).catch(() => undefined);
           const problem = toHttpError(error) ?? { status: 500, message: 'Internal error; quote the request id when reporting it' };
@@ -108,8 +111,7 @@ export class TextGenerationService {
       const clientGone = () => {
         if (finished || reply.raw.writableFinished) return;
         subscription.unsubscribe();
-        const cancel: CancelInferenceEvent = { requestId: String(request.id) };
-        void this.services.publish(Subjects.inferenceCancel, cancel).catch(() => undefined);
+        this.cancelAtRouter(requestId);
         finish();
       };
       // It may have gone already, while the request was authorised and its cost reserved: the
@@ -117,5 +119,10 @@ export class TextGenerationService {
       if (reply.raw.destroyed) clientGone();
       else reply.raw.once('close', clientGone);
     });
+  }
+
+  private cancelAtRouter(requestId: string): void {
+    const cancel: CancelInferenceEvent = { requestId };
+    void this.services.publish(Subjects.inferenceCancel, cancel).catch(() => undefined);
   }
 }

@@ -109,6 +109,8 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     model('cut-off-openai', [openaiRoute('cut-off')]),
     model('cut-off-anthropic', [anthropicRoute('cut-off')]),
     model('sim-slow', [{ adapter: 'simulator', upstream_model: 'sim-slow', options: { token_delay_ms: 40 } }]),
+    // 150 words at 40 ms: several seconds for a whole answer.
+    model('sim-long', [{ adapter: 'simulator', upstream_model: 'sim-long', options: { token_delay_ms: 40, reply_words: 150 } }]),
     ...mediaTestModels(openaiRoute),
     ...videoModels(fakes),
   ];

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { sleep } from './api';
 import { SUITE_INFO_FILE, suiteInfo } from './suite-info';
@@ -71,4 +73,24 @@ export async function replaceEdge(id: string): Promise<void> {
   edge.pid = pid;
   writeFileSync(SUITE_INFO_FILE, JSON.stringify(info));
   await waitForStatus(`http://127.0.0.1:${edge.port}/readyz`, 200);
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Polls `url` until it answers 2xx; fails early when `child` exits. */
+export async function untilReady(url: string, child: { exitCode: number | null }): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (await fetch(url).then((response) => response.ok, () => false)) return;
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited with ${child.exitCode}`);
+    await sleep(100);
+  }
+  throw new Error(`${url} did not become ready`);
 }

@@ -6,10 +6,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { openSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createAccount, sleep, TestAccount } from '../support/api';
 import { fakeRequests, newRequestId } from '../support/clients';
+import { freePort, untilReady } from '../support/processes';
 import { SUITE_INFO_FILE, suiteInfo } from '../support/suite-info';
 import { UsageWatcher } from '../support/usage-events';
 import { isFinal, isHeartbeat, isProgress, VideoStream } from '../support/video-stream';
@@ -30,24 +30,6 @@ async function replaceVideoWorker(): Promise<void> {
   info.services['video-worker'].pid = replacement.pid as number;
   writeFileSync(SUITE_INFO_FILE, JSON.stringify(info));
   await untilReady(`http://127.0.0.1:${healthPort}/readyz`, replacement);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-async function untilReady(url: string, child: { exitCode: number | null }): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await fetch(url).then((response) => response.ok, () => false)) return;
-    if (child.exitCode !== null) throw new Error(`${url}: the process exited with ${child.exitCode}`);
-    await sleep(100);
-  }
-  throw new Error(`${url} did not become ready`);
 }
 
 describe('video jobs outlive connections and workers', () => {
