@@ -3,13 +3,15 @@
  * (GET /v1/videos/generations/{id}) through any edge replica, and a worker killed mid-job is
  * replaced by another that finishes it — with one usage event all the same.
  */
+import { Queues } from '@gateway/contracts';
+import { Job, Queue } from 'bullmq';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAccount, sleep, TestAccount } from '../support/api';
 import { fakeRequests, newRequestId } from '../support/clients';
-import { freePort, untilReady } from '../support/processes';
+import { freePort, untilReady, waitForExit } from '../support/processes';
 import { SUITE_INFO_FILE, suiteInfo } from '../support/suite-info';
 import { UsageWatcher } from '../support/usage-events';
 import { isFinal, isHeartbeat, isProgress, VideoStream } from '../support/video-stream';
@@ -17,19 +19,31 @@ import { isFinal, isHeartbeat, isProgress, VideoStream } from '../support/video-
 const SLOW = { model: 'sim-video-slow', size: '16:9' };
 const runningAt = (event: any) => isProgress(event) && event.status === 'in_progress';
 
-/** Starts a video-worker in place of the one the suite started, and waits until it is ready. */
-async function replaceVideoWorker(): Promise<void> {
+/**
+ * Starts a video-worker in place of the one the suite started (on its health port, or on `healthPort`),
+ * and waits until it is ready. It serves the tests that follow; the global teardown stops it.
+ */
+async function replaceVideoWorker(env: Record<string, string> = {}, healthPort = suiteInfo().services['video-worker'].healthPort): Promise<number> {
   const info = suiteInfo();
-  const { healthPort } = info.services['video-worker'];
   const log = openSync(join(info.logDir, 'video-worker-replacement.log'), 'a');
   const replacement = spawn(process.execPath, [join(info.root, 'dist/apps/video-worker/src/main.js')], {
-    env: { ...info.env, HEALTH_PORT: String(healthPort) },
+    env: { ...info.env, ...env, HEALTH_PORT: String(healthPort) },
     stdio: ['ignore', log, log],
   });
-  // The replacement serves the tests that follow; the global teardown stops it.
-  info.services['video-worker'].pid = replacement.pid as number;
+  info.services['video-worker'] = { ...info.services['video-worker'], pid: replacement.pid as number, healthPort };
   writeFileSync(SUITE_INFO_FILE, JSON.stringify(info));
   await untilReady(`http://127.0.0.1:${healthPort}/readyz`, replacement);
+  return replacement.pid as number;
+}
+
+/** The video job as BullMQ holds it. */
+async function queuedJob(jobId: string): Promise<Job | undefined> {
+  const queue = new Queue(Queues.video, { connection: { url: suiteInfo().env.REDIS_URL } });
+  try {
+    return await queue.getJob(jobId);
+  } finally {
+    await queue.close();
+  }
 }
 
 describe('video jobs outlive connections and workers', () => {
@@ -66,6 +80,45 @@ describe('video jobs outlive connections and workers', () => {
 
     const event = await usage.single(jobId);
     expect(event).toMatchObject({ requestId: jobId, route: 'videos.generations', status: 'success', units: 1, inputTokens: 0, outputTokens: 0 });
+  });
+
+  it('a worker sent SIGTERM mid-job takes no new job but finishes the running one within its grace period, then exits', async () => {
+    const worker = suiteInfo().services['video-worker'].pid;
+    const stream = await VideoStream.open({ key: account.masterKey, body: { ...SLOW, prompt: 'the worker is asked to stop' } });
+    await stream.until((event) => runningAt(event) && event.progress >= 10, 'the job running');
+    process.kill(worker, 'SIGTERM');
+    const stoppedAt = stream.events.length;
+    const final = await stream.final();
+    expect(final).toMatchObject({ id: stream.id, status: 'completed' });
+    // Finished where it ran: never back in the queue.
+    expect(stream.events.slice(stoppedAt).some((event) => isProgress(event) && event.status === 'queued')).toBe(false);
+    await waitForExit(worker);
+    expect((await queuedJob(stream.id))?.stalledCounter).toBe(0);
+    expect((await usage.single(stream.id)).status).toBe('success');
+    await replaceVideoWorker();
+  });
+
+  it('a worker whose grace period runs out hands the job back: another worker resumes it at once, not as a stalled job, charged once', async () => {
+    // Only a worker with a short grace period runs jobs...
+    const original = suiteInfo().services['video-worker'];
+    process.kill(original.pid, 'SIGTERM');
+    await waitForExit(original.pid);
+    const hurried = await replaceVideoWorker({ SHUTDOWN_GRACE_MS: '300' });
+    const stream = await VideoStream.open({ key: account.masterKey, body: { ...SLOW, prompt: 'the worker has no time left' } });
+    await stream.until((event) => runningAt(event) && event.progress >= 10, 'the job running');
+    // ...then a second one joins, and the first is stopped mid-job.
+    await replaceVideoWorker({}, await freePort());
+    process.kill(hurried, 'SIGTERM');
+    const stoppedAt = stream.events.length;
+    const final = await stream.final();
+    expect(final).toMatchObject({ id: stream.id, status: 'completed' });
+    // Run again from the start by the successor.
+    expect(stream.events.slice(stoppedAt).some((event) => runningAt(event) && event.progress === 0)).toBe(true);
+    await waitForExit(hurried);
+    const job = await queuedJob(stream.id);
+    // Handed back, not lost: the job never counted as stalled.
+    expect(job?.stalledCounter).toBe(0);
+    expect((await usage.single(stream.id)).status).toBe('success');
   });
 
   it('an upstream error mid-job: the job is retried and resumes the same upstream generation, charged once', async () => {

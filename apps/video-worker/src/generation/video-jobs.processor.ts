@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { encodeVideoJobFailure, Queues, VideoJobData, VideoJobFailure, VideoJobResult, VideoJobs } from '@gateway/contracts';
-import { firstFieldProblem, runWithExtractedContext } from '@gateway/platform';
-import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { firstFieldProblem, GracefulShutdown, runWithExtractedContext } from '@gateway/platform';
+import { Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { VideoJobError } from '../adapters/video-adapter';
@@ -17,7 +17,7 @@ export interface VideoWorkerOptions {
 }
 
 type VideoJobName = (typeof VideoJobs)[keyof typeof VideoJobs];
-type JobHandler = (job: Job, signal: AbortSignal) => Promise<unknown>;
+type JobHandler = (job: Job, signal: AbortSignal, token?: string) => Promise<unknown>;
 
 /**
  * How many times a job may lose its worker (crash, kill) and still be taken over by another; each
@@ -29,27 +29,32 @@ const MAX_STALLED = 2;
  * The BullMQ processor of the video queue: binds `Queues.video` and each `VideoJobs` name to its
  * handler, and refuses to boot when a job name has none. A failure's reason is what the client
  * reads (see encodeVideoJobFailure); the last failed attempt publishes the job's `error` usage
- * event. On shutdown running jobs are left locked: when the lock expires another worker resumes them.
+ * event. On SIGTERM the worker takes no new job and finishes the running ones within the grace
+ * period; a job still running when it is over is handed back to the queue (moved to wait, neither
+ * failed nor counted as stalled), where another worker resumes it at once.
  */
 @Injectable()
 export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(VideoJobsProcessor.name);
+  /** Aborted when the grace period is over: running jobs go back to the queue. */
   private readonly shutdown = new AbortController();
   private readonly handlers: Record<VideoJobName, JobHandler>;
   private worker?: Worker;
+  private closing?: Promise<void>;
 
   constructor(
     @Inject(VIDEO_WORKER_OPTIONS) private readonly options: VideoWorkerOptions,
     private readonly generation: VideoGenerationService,
     private readonly metrics: VideoJobMetrics,
+    private readonly lifecycle: GracefulShutdown,
   ) {
-    this.handlers = { [VideoJobs.generate]: (job, signal) => this.generate(job, signal) };
+    this.handlers = { [VideoJobs.generate]: (job, signal, token) => this.generate(job, signal, token) };
   }
 
   onApplicationBootstrap(): void {
     const missing = Object.values(VideoJobs).filter((name) => typeof this.handlers[name] !== 'function');
     if (missing.length > 0) throw new Error(`queue ${Queues.video}: no processor for job(s) ${missing.join(', ')}`);
-    this.worker = new Worker(Queues.video, (job, _token, signal) => this.process(job, signal), {
+    this.worker = new Worker(Queues.video, (job, token, signal) => this.process(job, token, signal), {
       connection: { url: this.options.redisUrl, maxRetriesPerRequest: null },
       concurrency: this.options.concurrency,
       lockDuration: this.options.lockMs,
@@ -58,21 +63,27 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
     });
     this.worker.on('error', (error) => this.logger.error(`queue ${Queues.video}: ${error.message}`));
     this.worker.on('stalled', (jobId) => this.logger.warn(`video job ${jobId} lost its worker; it runs again`));
+    // Draining: no new jobs; the running ones may finish within the grace period.
+    this.lifecycle.onDrain('video jobs', () => this.closeWorker());
+  }
+
+  private closeWorker(): Promise<void> {
+    this.closing ??= this.worker?.close() ?? Promise.resolve();
+    return this.closing;
   }
 
   isRunning(): boolean {
     return this.worker?.isRunning() ?? false;
   }
 
+  /** After the drain: jobs still running (the grace period is over) are handed back, then the worker closes. */
   async onApplicationShutdown(): Promise<void> {
     if (!this.worker) return;
-    // Close first: BullMQ then leaves the aborted jobs alone instead of recording them as failed.
-    const closing = this.worker.close(true);
     this.shutdown.abort(new Error('video-worker is shutting down'));
-    await closing;
+    await this.closeWorker();
   }
 
-  private async process(job: Job, bullSignal?: AbortSignal): Promise<unknown> {
+  private async process(job: Job, token: string | undefined, bullSignal?: AbortSignal): Promise<unknown> {
     const handler = this.handlers[job.name as VideoJobName];
     if (!handler) {
       throw new UnrecoverableError(encodeVideoJobFailure({ code: 'unknown_job', message: `No processor for video job ${job.name}` }));
@@ -82,7 +93,7 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
     // The job runs in the trace of the request that created it (its context travels in the job data).
     const carrier = (job.data as { traceContext?: Record<string, string> } | undefined)?.traceContext;
     try {
-      const result = await runWithExtractedContext(carrier, () => handler(job, signal), `${Queues.video} process`);
+      const result = await runWithExtractedContext(carrier, () => handler(job, signal, token), `${Queues.video} process`);
       this.metrics.observeVideoJob((performance.now() - started) / 1000, 'completed');
       return result;
     } catch (error) {
@@ -92,7 +103,7 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
     }
   }
 
-  private async generate(job: Job, signal: AbortSignal): Promise<VideoJobResult> {
+  private async generate(job: Job, signal: AbortSignal, token?: string): Promise<VideoJobResult> {
     const data = plainToInstance(VideoJobData, job.data);
     const problem = firstFieldProblem(validateSync(data));
     if (problem) {
@@ -111,7 +122,12 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
       await job.updateProgress({ status: 'in_progress', progress: 0 });
       return await this.generation.generate(running, signal);
     } catch (error) {
-      if (this.shutdown.signal.aborted) throw error;
+      if (this.shutdown.signal.aborted) {
+        // Handed back: waiting again for the next worker, without using up an attempt.
+        await job.moveToWait(token);
+        this.logger.log(`video job ${job.id} handed back to the queue at shutdown`);
+        throw new WaitingError();
+      }
       const { failure, retryable } = this.describe(job, error);
       const lastAttempt = !retryable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       this.logger.warn(`video job ${job.id} attempt ${job.attemptsMade + 1} failed (${failure.code}): ${failure.message}${lastAttempt ? '' : '; retrying'}`);
