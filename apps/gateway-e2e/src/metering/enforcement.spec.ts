@@ -61,15 +61,21 @@ describe('enforcement: budgets and rate limits', () => {
 
   it('the same against account credits, streamed or not: credits never go below zero', async () => {
     const owner = createAccount('enterprise', String(toCredits(unitCost * 20)));
+    const { edgeA, edgeB } = suiteInfo();
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => api('POST', '/v1/chat/completions', { key: owner.masterKey, body: i % 2 ? BODY : { ...BODY, stream: true } })),
+      Array.from({ length: 200 }, (_, i) =>
+        api('POST', '/v1/chat/completions', { key: owner.masterKey, base: i % 4 < 2 ? edgeA : edgeB, body: i % 2 ? BODY : { ...BODY, stream: true } }),
+      ),
     );
     const succeeded = results.filter((result) => result.status === 200);
     expect(succeeded.length).toBeGreaterThan(0);
     expect(succeeded.length).toBeLessThanOrEqual(20);
-    const refused = results.find((result) => result.status !== 200);
-    expect(refused?.status).toBe(402);
-    expect(refused?.body.error.code).toBe('insufficient_credits');
+    const refused = results.filter((result) => result.status !== 200);
+    expect(refused.length).toBe(200 - succeeded.length);
+    for (const response of refused) {
+      expect(response.status).toBe(402);
+      expect(response.body.error.code).toBe('insufficient_credits');
+    }
     const me = await waitFor(
       () => api('GET', '/v1/user/me', { key: owner.masterKey }),
       (r) => r.body.endpoints['chat.completions'] === succeeded.length,
@@ -87,15 +93,34 @@ describe('enforcement: budgets and rate limits', () => {
     expect(response.body).toEqual({ type: 'error', error: { type: 'billing_error', message: expect.stringMatching(/^Insufficient credits/) } });
   });
 
+  it('decisions count toward the requests-per-minute limit like any request', async () => {
+    const secondsLeft = 60 - new Date().getUTCSeconds();
+    if (secondsLeft < 10) await sleep(secondsLeft * 1000 + 200); // stay inside one minute window
+    const account = createAccount('free', '5');
+    const remaining = (response: { headers: Headers }) => Number(response.headers.get('x-ratelimit-remaining-requests'));
+    const before = await api('GET', '/v1/models', { key: account.masterKey });
+    const decision = await api('POST', '/v1/systemone', {
+      key: account.masterKey,
+      body: { state: 'a ripe banana', questions: { fresh: { type: 'noul', instructions: 'Is it fresh?' } } },
+    });
+    expect(decision.status).toBe(200);
+    expect(remaining(decision)).toBe(remaining(before) - 1);
+    const after = await api('GET', '/v1/models', { key: account.masterKey });
+    expect(remaining(after)).toBe(remaining(before) - 2);
+  });
+
   it('two edge replicas share one rate limit: exactly N successes, then 429 with Retry-After', async () => {
     const limit = 40; // the free plan in this suite (PLAN_RATE_LIMITS)
     const secondsLeft = 60 - new Date().getUTCSeconds();
     if (secondsLeft < 15) await sleep(secondsLeft * 1000 + 200); // stay inside one minute window
     const account = createAccount('free', '5');
     const { edgeA, edgeB } = suiteInfo();
+    const secondsLeftInMinute = () => 60 - new Date().getUTCSeconds();
+    const leftBefore = secondsLeftInMinute();
     const results = await Promise.all(
       Array.from({ length: limit + 15 }, (_, i) => api('GET', '/v1/models', { key: account.masterKey, base: i % 2 ? edgeA : edgeB })),
     );
+    const leftAfter = secondsLeftInMinute();
     const ok = results.filter((result) => result.status === 200);
     const limited = results.filter((result) => result.status === 429);
     expect(ok).toHaveLength(limit);
@@ -104,6 +129,9 @@ describe('enforcement: budgets and rate limits', () => {
       const retryAfter = Number(response.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
+      // The seconds left in the minute window the requests were counted in.
+      expect(retryAfter).toBeGreaterThanOrEqual(leftAfter - 1);
+      expect(retryAfter).toBeLessThanOrEqual(leftBefore + 1);
       expect(response.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
       expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     }

@@ -133,6 +133,23 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     expect(messages.body[0].route).toBe('messages');
     const none = await api('GET', `/v1/user/logs?since=${Math.floor(Date.now() / 1000) + 60}`, { key: owner.masterKey });
     expect(none.body).toEqual([]);
+    // until (Unix seconds, exclusive), model and status filter too.
+    expect((await api('GET', `/v1/user/logs?until=${all[all.length - 1].timestamp}`, { key: owner.masterKey })).body).toEqual([]);
+    expect((await api('GET', `/v1/user/logs?until=${all[0].timestamp + 1}`, { key: owner.masterKey })).body).toEqual(all);
+    expect((await api('GET', '/v1/user/logs?model=sim-chat&status=success', { key: owner.masterKey })).body).toEqual(all);
+    expect((await api('GET', '/v1/user/logs?model=sim-reasoner', { key: owner.masterKey })).body).toEqual([]);
+    expect((await api('GET', '/v1/user/logs?status=error', { key: owner.masterKey })).body).toEqual([]);
+  });
+
+  it('answers 50 entries by default, newest first', async () => {
+    const owner = createAccount('enterprise', '100');
+    await Promise.all(Array.from({ length: 55 }, (_, i) => chat(owner.masterKey, `default page ${i}`)));
+    const all = await logsFor(owner.masterKey, 55);
+    expect(all).toHaveLength(55);
+    const first = await api('GET', '/v1/user/logs', { key: owner.masterKey });
+    expect(first.body).toEqual(all.slice(0, 50));
+    const timestamps = all.map((entry: any) => entry.timestamp);
+    expect([...timestamps].sort((a, b) => b - a)).toEqual(timestamps);
   });
 
   it('rejects bad log queries with 400 naming the parameter', async () => {
