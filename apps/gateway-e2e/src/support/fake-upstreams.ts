@@ -34,6 +34,8 @@ export const FAKE_ANTHROPIC_KEY = 'sk-ant-fake-e2e-0123456789';
 export const FAKE_SIGNATURE = 'fake-signature-c2lnbmVk';
 export const REJECT_400_MESSAGE = 'fake-upstream rejected the request: max_tokens is too large for this model';
 export const ALWAYS_500_MESSAGE = 'fake-upstream internal failure';
+/** What OpenAI says about a key it refuses: it names part of the key, which must not reach clients. */
+export const BAD_KEY_MESSAGE = 'Incorrect API key provided: sk-fake-***-0123. You can find your API key at https://platform.openai.com/account/api-keys.';
 export const SLOW_DELAY_MS = 40;
 export const CUT_OFF_CHUNKS = 3;
 export const SLOW_WORDS = 60;
@@ -277,6 +279,7 @@ async function handleOpenAI(request: RecordedRequest, response: ServerResponse):
   const body = request.body ?? {};
   const model = String(body.model ?? '');
   if (model === 'always-500') return sendJson(response, 500, { error: { message: ALWAYS_500_MESSAGE, type: 'server_error' } });
+  if (model === 'bad-key') return sendJson(response, 401, { error: { message: BAD_KEY_MESSAGE, type: 'invalid_request_error', code: 'invalid_api_key' } });
   if (model === 'reject-400') {
     return sendJson(response, 400, { error: { message: REJECT_400_MESSAGE, type: 'invalid_request_error', param: 'max_tokens', code: null } });
   }

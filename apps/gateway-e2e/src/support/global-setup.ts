@@ -106,6 +106,8 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     model('fallback-chat', [openaiRoute('always-500'), { adapter: 'simulator', upstream_model: 'sim-chat' }]),
     model('reject-400-chat', [openaiRoute('reject-400')]),
     model('broken-chat', [openaiRoute('always-500')]),
+    model('bad-key-chat', [openaiRoute('bad-key')]),
+    model('bad-key-fallback', [openaiRoute('bad-key'), { adapter: 'simulator', upstream_model: 'sim-chat' }]),
     model('cut-off-openai', [openaiRoute('cut-off')]),
     model('cut-off-anthropic', [anthropicRoute('cut-off')]),
     model('sim-slow', [{ adapter: 'simulator', upstream_model: 'sim-slow', options: { token_delay_ms: 40 } }]),

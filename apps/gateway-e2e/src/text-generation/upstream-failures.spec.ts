@@ -33,6 +33,31 @@ describe('upstream failures', () => {
     await usage?.close();
   });
 
+  describe("an upstream refusing the gateway's provider key (401)", () => {
+    it('is a 502 about the provider key, never the caller\'s key or the provider\'s words about ours, and is not retried', async () => {
+      const mk = marker('badkey');
+      const response = await api('POST', '/v1/chat/completions', {
+        key: account.masterKey,
+        body: { model: 'bad-key-chat', messages: [{ role: 'user', content: `Hi ${mk}` }] },
+      });
+      expect(response.status).toBe(502);
+      expect(response.body.error.message).toMatch(/provider key/);
+      expect(JSON.stringify(response.body)).not.toContain('sk-');
+      expect(await fakeRequestsMentioning('openai', mk)).toHaveLength(1);
+      // The caller's key is fine: it keeps working.
+      expect((await api('GET', '/v1/models', { key: account.masterKey })).status).toBe(200);
+    });
+
+    it("falls back to the model's next route", async () => {
+      const mk = marker('badkeyfallback');
+      const completion = await openaiClient(account.masterKey).chat.completions.create({
+        model: 'bad-key-fallback',
+        messages: [{ role: 'user', content: `Still there ${mk}` }],
+      });
+      expect(completion.choices[0].message.content).toContain(`You said: "Still there ${mk}"`);
+    });
+  });
+
   describe('an upstream answering 500', () => {
     it('falls back to the next route: fallback-chat answers 200 from the simulator', async () => {
       const mk = marker('fallback');

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { CallerContext, MediaReply, MediaRoute, UsageStatus } from '@gateway/contracts';
 import { CatalogModel, ModelCatalog } from '@gateway/catalog';
 import { errorBody } from '../client-formats/error-bodies';
-import { clientStatusFor, UpstreamError } from '../providers/provider-adapter';
+import { clientMessageFor, clientStatusFor, UpstreamError } from '../providers/provider-adapter';
 import { UsagePublisher } from '../usage/usage.publisher';
 
 /** A request the router refuses itself: status, message and the field at fault. */
@@ -89,7 +89,7 @@ export class MediaCalls {
       ({ status, message, param } = error);
     } else if (error instanceof UpstreamError) {
       status = clientStatusFor(error);
-      message = status < 500 ? error.message : `The upstream provider failed: ${error.message}`;
+      message = clientMessageFor(error, status);
       this.logger.warn(`${route} ${caller.requestId} failed upstream: ${error.message}`);
     } else {
       this.logger.error(`${route} ${caller.requestId} failed: ${(error as Error)?.stack ?? String(error)}`);

@@ -55,9 +55,25 @@ export class UpstreamError extends Error {
 
 /** An upstream failure as the client sees it: 4xx passed through, the rest as gateway errors (429, 502, 504). */
 export function clientStatusFor(error: UpstreamError): number {
+  if (isCredentialRefusal(error)) return 502;
   if (error.status === 429) return 429;
   if (error.status >= 400 && error.status < 500) return error.status;
   return error.status === 0 ? 504 : 502;
+}
+
+/**
+ * A provider refusing the gateway's own key for it (401, 403): the operator's problem, not the
+ * caller's, whose key was fine. The caller gets a 502 that says so (never the provider's words
+ * about our key), and the model's next route is tried.
+ */
+export function isCredentialRefusal(error: UpstreamError): boolean {
+  return error.status === 401 || error.status === 403;
+}
+
+/** What the caller reads about an upstream failure, for the status clientStatusFor chose. */
+export function clientMessageFor(error: UpstreamError, status: number): string {
+  if (isCredentialRefusal(error)) return "The upstream provider refused the gateway's credentials for this model; the gateway's operator must fix its provider key";
+  return status < 500 ? error.message : `The upstream provider failed: ${error.message}`;
 }
 
 /** 429 (rate limited) and 5xx (including Anthropic's 529 "overloaded") are worth retrying. */

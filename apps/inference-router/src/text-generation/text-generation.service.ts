@@ -8,7 +8,7 @@ import { classifyDecisionModel, DECISION_ENDPOINT, decisionVendor } from '../dec
 import { parseClientRequest, RequestValidationError } from '../client-formats/parse-request';
 import { renderResponse } from '../client-formats/render-response';
 import { createStreamEncoder } from '../client-formats/stream-encoders';
-import { clientStatusFor, UpstreamError } from '../providers/provider-adapter';
+import { clientMessageFor, clientStatusFor, UpstreamError } from '../providers/provider-adapter';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UsagePublisher } from '../usage/usage.publisher';
 import { InflightRequests } from './inflight-requests';
@@ -171,7 +171,7 @@ export class TextGenerationService {
       ({ status, message, param } = error);
     } else if (error instanceof UpstreamError) {
       status = clientStatusFor(error);
-      message = status < 500 ? error.message : `The upstream provider failed: ${error.message}`;
+      message = clientMessageFor(error, status);
     } else {
       this.logger.error(`request ${request.requestId} failed: ${(error as Error)?.stack ?? String(error)}`);
     }

@@ -1,6 +1,6 @@
 import { ResolvedRoute } from '@gateway/catalog';
 import { GatewayMetrics } from '@gateway/platform';
-import { UpstreamError, type ProviderAdapter } from '../providers/provider-adapter';
+import { clientMessageFor, clientStatusFor, UpstreamError, type ProviderAdapter } from '../providers/provider-adapter';
 import { UpstreamCaller } from './upstream-caller';
 
 const ROUTES: ResolvedRoute[] = [
@@ -59,5 +59,20 @@ describe('UpstreamCaller metrics', () => {
     const { caller, value } = setup(1);
     await expect(caller.withFallback([ROUTES[0]], new AbortController().signal, async () => Promise.reject(UpstreamError.fromStatus(401, 'bad key')), 'm')).rejects.toThrow();
     expect(await value('gateway_upstream_errors_total', 'provider="openai",model="m"')).toBe(1);
+  });
+
+  it('moves to the next route at once when a provider refuses the gateway\'s key, and reports a 502 to the caller', async () => {
+    const { caller } = setup(3);
+    const calls: string[] = [];
+    const result = await caller.withFallback(ROUTES, new AbortController().signal, async (_adapter, route) => {
+      calls.push(route.adapter);
+      if (calls.length === 1) throw UpstreamError.fromStatus(403, 'key revoked');
+      return 'answer';
+    }, 'm');
+    expect(result.result).toBe('answer');
+    expect(calls).toHaveLength(2); // not retried on the route that refused
+    const refused = UpstreamError.fromStatus(401, 'Incorrect API key provided: sk-...abcd');
+    expect(clientStatusFor(refused)).toBe(502);
+    expect(clientMessageFor(refused, 502)).not.toContain('sk-');
   });
 });

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ResolvedRoute } from '@gateway/catalog';
 import { GatewayMetrics, inSpan, Metrics, SpanKind } from '@gateway/platform';
 import { RequestValidationError } from '../client-formats/validate';
-import { ProviderAdapter, UpstreamError, UpstreamRoute } from '../providers/provider-adapter';
+import { isCredentialRefusal, ProviderAdapter, UpstreamError, UpstreamRoute } from '../providers/provider-adapter';
 
 export const PROVIDER_ADAPTERS = Symbol('PROVIDER_ADAPTERS');
 export const RETRY_POLICY = Symbol('RETRY_POLICY');
@@ -37,7 +37,8 @@ export function isProviderFailure(error: unknown): boolean {
 
 /**
  * Calls a model's routes in order: connect errors, timeouts, 429 and 5xx are retried with
- * exponential backoff, then the next route is tried; any other 4xx is the caller's problem and is
+ * exponential backoff, then the next route is tried; a 401 or 403 (the provider refusing the
+ * gateway's key) goes to the next route at once; any other 4xx is the caller's problem and is
  * returned at once. `attempt` must not have produced output when it fails (streams fall back only
  * before their first event).
  */
@@ -71,6 +72,11 @@ export class UpstreamCaller {
           return { result: await this.observed(route, model, signal, () => attempt(this.adapterFor(route), route)), route };
         } catch (error) {
           lastError = error;
+          if (error instanceof UpstreamError && isCredentialRefusal(error) && !signal.aborted) {
+            // Retrying with the same key is pointless; another route has its own.
+            this.logger.error(`${route.adapter} ${route.upstreamModel} refused the gateway's credentials (${error.status}): ${error.message}`);
+            break;
+          }
           if (!(error instanceof UpstreamError) || !error.retryable) throw error;
           this.logger.warn(`${route.adapter} ${route.upstreamModel} failed (${error.status || 'network'}): ${error.message}`);
           if (n + 1 < this.policy.attemptsPerRoute) await sleep(this.policy.baseDelayMs * 2 ** n, signal);
