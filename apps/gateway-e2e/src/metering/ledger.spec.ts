@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, createAccount, createDevPass, createProxyKey, sleep, TestAccount } from '../support/api';
+import { freePort, untilReady } from '../support/processes';
+import { valueOf } from '../support/prometheus';
 import { SUITE_INFO_FILE, suiteInfo } from '../support/suite-info';
 
 const PRICE = { input: 0.5, output: 1.5 }; // sim-chat, credits per million tokens (config/models.yaml)
@@ -167,8 +169,15 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     }
   });
 
-  it('survives metering-service being killed mid-burst: exactly one entry per completed request, credits exact', async () => {
+  it('two metering replicas share the events, and one killed mid-burst loses nothing: one entry per completed request, credits exact', async () => {
     const { services, env, root } = suiteInfo();
+    // A second replica in the same durable consumer, beside the suite's.
+    const secondPort = await freePort();
+    const second = spawn(process.execPath, [join(root, 'dist/apps/metering-service/src/main.js')], {
+      env: { ...env, ...(services['metering-service'].env ?? {}), HEALTH_PORT: String(secondPort) },
+      stdio: 'ignore',
+    });
+    await untilReady(`http://127.0.0.1:${secondPort}/readyz`, second);
     const owner = createAccount('enterprise', '1000');
     const burst = Array.from({ length: 500 }, (_, i) => chat(owner.masterKey, `burst ${i}`));
     await sleep(150);
@@ -177,7 +186,7 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     const completed = results.filter((result) => result.status === 200);
     expect(completed.length).toBe(500);
     const replacement = spawn(process.execPath, [join(root, 'dist/apps/metering-service/src/main.js')], {
-      env: { ...env, HEALTH_PORT: String(services['metering-service'].healthPort) },
+      env: { ...env, ...(services['metering-service'].env ?? {}), HEALTH_PORT: String(services['metering-service'].healthPort) },
       stdio: 'ignore',
     });
     try {
@@ -189,7 +198,11 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
       const me = await api('GET', '/v1/user/me', { key: owner.masterKey });
       closeTo(me.body.credits, 1000 - expected);
       expect(me.body.endpoints['chat.completions']).toBe(500);
+      // The second replica took its share (the killed one's included).
+      const secondMetrics = await (await fetch(`http://127.0.0.1:${secondPort}/metrics`)).text();
+      expect(valueOf(secondMetrics, 'gateway_ledger_writes_total', { result: 'written' })).toBeGreaterThan(0);
     } finally {
+      second.kill('SIGTERM');
       // The replacement serves the tests that follow; the global teardown stops it.
       services['metering-service'].pid = replacement.pid as number;
       writeFileSync(SUITE_INFO_FILE, JSON.stringify(suiteInfo()));
