@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -93,4 +93,22 @@ export async function untilReady(url: string, child: { exitCode: number | null }
     await sleep(100);
   }
   throw new Error(`${url} did not become ready`);
+}
+
+/**
+ * Starts an edge beside the suite's two, with `env` over the suite's, on a free port, logging to
+ * `<logId>.log`; resolves once it is ready. The caller stops it.
+ */
+export async function startExtraEdge(env: Record<string, string>, logId: string): Promise<{ edge: ChildProcess; base: string }> {
+  const info = suiteInfo();
+  const port = await freePort();
+  const log = openSync(join(info.logDir, `${logId}.log`), 'a');
+  const edge = spawn(process.execPath, [join(info.root, 'dist/apps/edge-gateway/src/main.js')], {
+    env: { ...info.env, ...env, PORT: String(port) },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  const base = `http://127.0.0.1:${port}`;
+  await untilReady(`${base}/readyz`, edge);
+  return { edge, base };
 }

@@ -3,15 +3,11 @@
  * upstream call is closed, and the one usage event says `cancelled` — for a stream, with what was
  * generated so far (more than nothing, less than all).
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { openSync } from 'node:fs';
-import { join } from 'node:path';
 import type { UsageRecordedEvent } from '@gateway/contracts';
 import { createAccount, sleep, TestAccount } from '../support/api';
 import { anthropicClient, fakeRequestsMentioning, marker, newRequestId, openaiClient, withRequestId } from '../support/clients';
-import { freePort, untilReady } from '../support/processes';
-import { suiteInfo } from '../support/suite-info';
+import { startExtraEdge } from '../support/processes';
 import { UsageWatcher, whenRouterIsAsked } from '../support/usage-events';
 
 describe('client abort', () => {
@@ -147,18 +143,11 @@ describe('client abort', () => {
   });
 
   it('an edge that gives up waiting for the router (idle timeout) has the router stop: recorded as cancelled, not served', async () => {
-    const info = suiteInfo();
-    const port = await freePort();
-    const log = openSync(join(info.logDir, 'edge-short-timeout.log'), 'a');
-    const edge = spawn(process.execPath, [join(info.root, 'dist/apps/edge-gateway/src/main.js')], {
-      env: { ...info.env, PORT: String(port), INFERENCE_IDLE_TIMEOUT_MS: '1000' },
-      stdio: ['ignore', log, log],
-    });
+    const { edge, base } = await startExtraEdge({ INFERENCE_IDLE_TIMEOUT_MS: '1000' }, 'edge-short-timeout');
     try {
-      await untilReady(`http://127.0.0.1:${port}/readyz`, edge);
       const requestId = newRequestId('timeout');
       // A whole sim-long answer takes several seconds: longer than this edge waits.
-      const error = await openaiClient(account.masterKey, `http://127.0.0.1:${port}`)
+      const error = await openaiClient(account.masterKey, base)
         .chat.completions.create({ model: 'sim-long', messages: [{ role: 'user', content: 'Take all the time you need' }] }, withRequestId(requestId))
         .then(() => null, (caught: { status?: number }) => caught);
       expect(error?.status).toBe(503);

@@ -11,7 +11,7 @@ import { openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAccount, sleep, TestAccount } from '../support/api';
 import { fakeRequests, newRequestId } from '../support/clients';
-import { freePort, untilReady, waitForExit } from '../support/processes';
+import { freePort, startExtraEdge, untilReady, waitForExit } from '../support/processes';
 import { SUITE_INFO_FILE, suiteInfo } from '../support/suite-info';
 import { UsageWatcher } from '../support/usage-events';
 import { isFinal, isHeartbeat, isProgress, VideoStream } from '../support/video-stream';
@@ -173,16 +173,8 @@ describe('video jobs outlive connections and workers', () => {
   });
 
   it('an edge that stops keeps its streams for its grace period, then ends them without a final object and exits; the job is followed through another edge', async () => {
-    const info = suiteInfo();
-    const port = await freePort();
-    const log = openSync(join(info.logDir, 'edge-stopping.log'), 'a');
-    const edge = spawn(process.execPath, [join(info.root, 'dist/apps/edge-gateway/src/main.js')], {
-      // A grace period far shorter than the 9 s job: the stream is still open when it ends.
-      env: { ...info.env, PORT: String(port), SHUTDOWN_GRACE_MS: '1000' },
-      stdio: ['ignore', log, log],
-    });
-    const base = `http://127.0.0.1:${port}`;
-    await untilReady(`${base}/readyz`, edge);
+    // A grace period far shorter than the 9 s job: the stream is still open when it ends.
+    const { edge, base } = await startExtraEdge({ SHUTDOWN_GRACE_MS: '1000' }, 'edge-stopping');
     const stream = await VideoStream.open({ key: account.masterKey, base, body: { ...SLOW, prompt: 'the edge goes away' } });
     await stream.next();
     const exited = once(edge, 'exit');
