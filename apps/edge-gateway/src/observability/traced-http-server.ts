@@ -18,10 +18,12 @@ export function requestTrace(request: IncomingMessage): RequestTrace | undefined
  * Fastify's `serverFactory`: an HTTP server that opens a server span per request, continuing the
  * client's W3C `traceparent` if it sent one, and runs everything the request causes — hooks,
  * guards, handlers, the NATS messages they send — inside it. The request observer names and
- * completes the span once the route and status are known.
+ * completes the span once the route and status are known. Fastify's server timeouts are applied as
+ * Fastify would apply them to a server of its own (above all `keepAliveTimeout`, 72 s: Node's own
+ * 5 s makes load balancers that keep idle connections for 60 s send requests on closed sockets).
  */
-export function tracedServerFactory(handler: RequestListener): Server {
-  return createServer((request: IncomingMessage, response: ServerResponse) => {
+export function tracedServerFactory(handler: RequestListener, options: ServerTimeouts = {}): Server {
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const span = gatewayTracer().startSpan(
       request.method ?? 'HTTP',
@@ -37,4 +39,15 @@ export function tracedServerFactory(handler: RequestListener): Server {
     response.once('close', () => setImmediate(() => span.end()));
     context.with(active, () => handler(request, response));
   });
+  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
+  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
+  if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout);
+  return server;
+}
+
+/** The server options Fastify passes its `serverFactory` (with its defaults filled in). */
+export interface ServerTimeouts {
+  keepAliveTimeout?: number;
+  requestTimeout?: number;
+  connectionTimeout?: number;
 }
