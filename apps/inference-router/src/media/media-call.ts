@@ -34,6 +34,12 @@ export interface MediaOutcome {
 @Injectable()
 export class MediaCalls {
   private readonly logger = new Logger(MediaCalls.name);
+  private running = 0;
+
+  /** Media calls in progress (each an upstream call), for the router's in-flight gauge. */
+  get inFlight(): number {
+    return this.running;
+  }
 
   constructor(
     private readonly catalog: ModelCatalog,
@@ -60,6 +66,7 @@ export class MediaCalls {
 
   async run(caller: CallerContext, route: MediaRoute, work: (outcome: MediaOutcome) => Promise<MediaReply>): Promise<MediaReply> {
     const outcome: MediaOutcome = { status: 'error', model: '', inputTokens: 0 };
+    this.running++;
     try {
       const reply = await work(outcome);
       outcome.status = 'success';
@@ -69,6 +76,7 @@ export class MediaCalls {
       outcome.units = undefined;
       return this.failure(caller, route, error);
     } finally {
+      this.running--;
       void this.usage.record(caller, {
         model: outcome.model,
         route,

@@ -1,0 +1,34 @@
+import { ModelCatalog } from '@gateway/catalog';
+import { UsageRecordedEvent } from '@gateway/contracts';
+import { recordingPublisher } from '../usage/recording-publisher';
+import { MediaCalls, MediaRequestError } from './media-call';
+
+const CATALOG = ModelCatalog.fromYaml('models: []\n', {}, () => undefined);
+const CALLER = { accountId: 'acct_1', keyId: 'key_1', keyType: 'master' as const, maskedKey: 'ek-...abcd', ip: '10.0.0.1', requestId: 'req_1' };
+
+describe('MediaCalls', () => {
+  it('counts a call in flight while it runs, whether it succeeds or fails, with one usage event each', async () => {
+    const events: UsageRecordedEvent[] = [];
+    const calls = new MediaCalls(CATALOG, recordingPublisher(events));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const running = calls.run(CALLER, 'embeddings', async (outcome) => {
+      outcome.model = 'embedder';
+      await gate;
+      return { kind: 'json', status: 200, body: {} } as never;
+    });
+    const failing = calls.run({ ...CALLER, requestId: 'req_2' }, 'moderations', async () => {
+      await gate;
+      throw new MediaRequestError(400, 'input is required', 'input');
+    });
+    expect(calls.inFlight).toBe(2);
+    release();
+    await Promise.all([running, failing]);
+    expect(calls.inFlight).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events.map((event) => [event.requestId, event.status])).toEqual([
+      ['req_1', 'success'],
+      ['req_2', 'error'],
+    ]);
+  });
+});
