@@ -1,9 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AccountBudget, AccountBudgetRequest, ErrorCode, Principal, Subjects, windowStart } from '@gateway/contracts';
 import { BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, RedisConnection, toNano } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 
 export const RESERVATION_TTL_MS = Symbol('RESERVATION_TTL_MS');
+/** Now, for the spend windows (injectable in tests). */
+export const BUDGET_CLOCK = Symbol('BUDGET_CLOCK');
+
+/** What the budget needs of the Redis store (BudgetStore). */
+export type BudgetStorePort = Pick<BudgetStore, 'reserve' | 'release' | 'primeBalance' | 'primeKeySpend'>;
 
 const credits = (nano: number) => (nano / NANO_PER_CREDIT).toFixed(9).replace(/\.?0+$/, '');
 
@@ -21,19 +26,23 @@ export function windowId(principal: Principal, now: Date): string {
  */
 @Injectable()
 export class BudgetService {
-  private readonly store: BudgetStore;
+  private readonly store: BudgetStorePort;
+  private readonly now: () => Date;
 
   constructor(
     redis: RedisConnection,
     private readonly services: ServiceClient,
     @Inject(RESERVATION_TTL_MS) private readonly ttlMs: number,
+    @Optional() @Inject(BUDGET_CLOCK) clock?: () => Date,
+    @Optional() @Inject(BudgetStore) store?: BudgetStorePort,
   ) {
-    this.store = new BudgetStore(redis.client);
+    this.store = store ?? new BudgetStore(redis.client);
+    this.now = clock ?? (() => new Date());
   }
 
   async reserve(principal: Principal, requestId: string, worstCaseCredits: number): Promise<void> {
     if (principal.keyType === 'dev') return; // DevPass usage never uses credits.
-    const now = new Date();
+    const now = this.now();
     // The epsilon keeps float noise (0.00009 * 1e9 = 90000.00000000001) from rounding a whole nano up.
     const costNano = Math.max(1, Math.ceil(worstCaseCredits * NANO_PER_CREDIT - 1e-6));
     const proxy = principal.proxy

@@ -1,0 +1,63 @@
+import type { AccountBudget, Principal } from '@gateway/contracts';
+import { NANO_PER_CREDIT, RedisConnection, ReserveRequest, ReserveResult } from '@gateway/platform';
+import { ServiceClient } from '../nats/service-client';
+import { BudgetService, BudgetStorePort } from './budget.service';
+
+/**
+ * The budget's Redis figures as a map (BudgetStore's behaviour for one key's allocation): a
+ * window's spend is cold until primed, and a reservation fits while spend plus it stays within the
+ * allocation.
+ */
+class AllocationStore implements BudgetStorePort {
+  readonly spend = new Map<string, number>();
+  balanced = false;
+
+  async reserve(request: ReserveRequest): Promise<ReserveResult> {
+    if (!this.balanced) return { ok: false, reason: 'cold-balance' };
+    const key = `${request.proxy!.keyId}:${request.proxy!.windowId}`;
+    const used = this.spend.get(key);
+    if (used === undefined) return { ok: false, reason: 'cold-allocation' };
+    if (used + request.costNano > request.proxy!.allocationNano) return { ok: false, reason: 'allocation', available: request.proxy!.allocationNano - used };
+    this.spend.set(key, used + request.costNano);
+    return { ok: true };
+  }
+
+  async release(): Promise<void> {
+    // nothing reserved is tracked apart from the spend
+  }
+
+  async primeBalance(): Promise<void> {
+    this.balanced = true;
+  }
+
+  async primeKeySpend(keyId: string, windowId: string, usedNano: number): Promise<void> {
+    if (!this.spend.has(`${keyId}:${windowId}`)) this.spend.set(`${keyId}:${windowId}`, usedNano);
+  }
+}
+
+const weeklyKey: Principal = {
+  keyId: 'key_w',
+  keyType: 'proxy',
+  accountId: 'acct_w',
+  plan: 'pro',
+  maskedKey: 'ek-proxy-...wxyz',
+  proxy: { isActive: true, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '1', spendWindow: 'weekly', enabledThinking: false },
+};
+
+describe('BudgetService spend windows (with an injected clock)', () => {
+  it('refuses a weekly key that spent its allocation this week, and lets it through once the next week begins', async () => {
+    const store = new AllocationStore();
+    let now = new Date('2030-01-11T10:00:00Z'); // a Friday
+    // What account-service reports from the ledger: 1 credit spent in the week of Monday 7 January.
+    const ledger: AccountBudget = { credits: '50', key: { used: '1', windowStartedAt: Date.parse('2030-01-07T00:00:00Z') } };
+    const services = { request: async () => ledger } as unknown as ServiceClient;
+    const budget = new BudgetService({} as RedisConnection, services, 60_000, () => now, store);
+
+    await expect(budget.reserve(weeklyKey, 'req_1', 0.5)).rejects.toThrow(/Proxy key allocation exhausted/);
+    now = new Date('2030-01-13T23:59:59Z'); // Sunday: still that week
+    await expect(budget.reserve(weeklyKey, 'req_2', 0.5)).rejects.toThrow(/Proxy key allocation exhausted/);
+    now = new Date('2030-01-14T00:00:00Z'); // Monday: a new window, whatever the ledger still holds
+    await expect(budget.reserve(weeklyKey, 'req_3', 0.5)).resolves.toBeUndefined();
+    expect(store.spend.get(`key_w:${Date.parse('2030-01-14T00:00:00Z')}`)).toBe(0.5 * NANO_PER_CREDIT);
+  });
+});
