@@ -4,6 +4,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { healthSubject } from '@gateway/contracts';
 import {
+  BudgetStore,
   DtoValidationPipe,
   JsonLoggerService,
   ObservabilityModule,
@@ -100,6 +101,7 @@ export class EdgeModule {
           provide: FileUrls,
           useValue: new FileUrls(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}/v1`, env.FILE_URL_SECRET, env.FILE_URL_TTL_SECONDS),
         },
+        { provide: BudgetStore, useFactory: (redis: RedisConnection) => new BudgetStore(redis.client), inject: [RedisConnection] },
         BudgetService,
         {
           provide: AUTH_CACHE_OPTIONS,

@@ -1,4 +1,4 @@
-import { windowStart } from './spend-window';
+import { countsInCurrentWindow, spendWindowId, windowStart } from './spend-window';
 
 describe('windowStart', () => {
   const at = new Date('2026-11-22T15:30:00Z'); // a Sunday
@@ -12,5 +12,21 @@ describe('windowStart', () => {
 
   it('has no window for a lifetime allocation', () => {
     expect(windowStart(null, at)).toBeNull();
+  });
+});
+
+describe('spendWindowId and countsInCurrentWindow', () => {
+  const now = new Date('2026-11-22T15:30:00Z'); // a Sunday; the week began Monday 16 November
+
+  it('names a window by its start, and a lifetime allocation `life`', () => {
+    expect(spendWindowId('weekly', now)).toBe(String(Date.parse('2026-11-16T00:00:00Z')));
+    expect(spendWindowId(null, now)).toBe('life');
+  });
+
+  it('counts spend only while the window it was counted in is the current one', () => {
+    expect(countsInCurrentWindow('weekly', new Date('2026-11-16T00:00:00Z'), now)).toBe(true);
+    expect(countsInCurrentWindow('weekly', Date.parse('2026-11-09T00:00:00Z'), now)).toBe(false);
+    expect(countsInCurrentWindow('daily', null, now)).toBe(false);
+    expect(countsInCurrentWindow(null, null, now)).toBe(true);
   });
 });

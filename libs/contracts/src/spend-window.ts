@@ -19,3 +19,19 @@ export function windowStart(window: SpendWindow | null, at: Date): Date | null {
       return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
   }
 }
+
+/** The id a key's spend is counted under in Redis: its window's start (ms), or `life` without a window. */
+export function spendWindowId(window: SpendWindow | null, at: Date): string {
+  const start = windowStart(window, at);
+  return start ? String(start.getTime()) : 'life';
+}
+
+/**
+ * Whether spend counted in the window that started at `startedAt` (null: none yet) still counts at
+ * `now`: always without a window, otherwise only while that window is the current one.
+ */
+export function countsInCurrentWindow(window: SpendWindow | null, startedAt: Date | number | null, now: Date): boolean {
+  const current = windowStart(window, now);
+  if (current === null) return true;
+  return startedAt !== null && new Date(startedAt).getTime() >= current.getTime();
+}

@@ -1,5 +1,5 @@
 import type { AccountBudget, Principal } from '@gateway/contracts';
-import { NANO_PER_CREDIT, RedisConnection, ReserveRequest, ReserveResult } from '@gateway/platform';
+import { NANO_PER_CREDIT, ReserveRequest, ReserveResult } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetService, BudgetStorePort } from './budget.service';
 
@@ -51,7 +51,7 @@ describe('BudgetService spend windows (with an injected clock)', () => {
     // What account-service reports from the ledger: 1 credit spent in the week of Monday 7 January.
     const ledger: AccountBudget = { credits: '50', key: { used: '1', windowStartedAt: Date.parse('2030-01-07T00:00:00Z') } };
     const services = { request: async () => ledger } as unknown as ServiceClient;
-    const budget = new BudgetService({} as RedisConnection, services, 60_000, () => now, store);
+    const budget = new BudgetService(store, services, 60_000, () => now);
 
     await expect(budget.reserve(weeklyKey, 'req_1', 0.5)).rejects.toThrow(/Proxy key allocation exhausted/);
     now = new Date('2030-01-13T23:59:59Z'); // Sunday: still that week

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AccountBudget, AccountBudgetRequest, ErrorCode, Principal, Subjects, windowStart } from '@gateway/contracts';
-import { BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, RedisConnection, toNano } from '@gateway/platform';
+import { AccountBudget, AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Subjects } from '@gateway/contracts';
+import { BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, toNano } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 
 export const RESERVATION_TTL_MS = Symbol('RESERVATION_TTL_MS');
@@ -14,8 +14,7 @@ const credits = (nano: number) => (nano / NANO_PER_CREDIT).toFixed(9).replace(/\
 
 /** The window id a proxy key's spend is counted under: the window's start, or `life`. */
 export function windowId(principal: Principal, now: Date): string {
-  const start = windowStart(principal.proxy?.spendWindow ?? null, now);
-  return start ? String(start.getTime()) : 'life';
+  return spendWindowId(principal.proxy?.spendWindow ?? null, now);
 }
 
 /**
@@ -26,17 +25,14 @@ export function windowId(principal: Principal, now: Date): string {
  */
 @Injectable()
 export class BudgetService {
-  private readonly store: BudgetStorePort;
   private readonly now: () => Date;
 
   constructor(
-    redis: RedisConnection,
+    @Inject(BudgetStore) private readonly store: BudgetStorePort,
     private readonly services: ServiceClient,
     @Inject(RESERVATION_TTL_MS) private readonly ttlMs: number,
     @Optional() @Inject(BUDGET_CLOCK) clock?: () => Date,
-    @Optional() @Inject(BudgetStore) store?: BudgetStorePort,
   ) {
-    this.store = store ?? new BudgetStore(redis.client);
     this.now = clock ?? (() => new Date());
   }
 
@@ -79,9 +75,8 @@ export class BudgetService {
     const budget = await this.services.request<AccountBudget>(Subjects.accountBudget, request);
     await this.store.primeBalance(principal.accountId, toNano(budget.credits));
     if (principal.proxy && budget.key) {
-      const current = windowStart(principal.proxy.spendWindow, now);
-      const stale = current !== null && (budget.key.windowStartedAt === null || budget.key.windowStartedAt < current.getTime());
-      await this.store.primeKeySpend(principal.keyId, windowId(principal, now), stale ? 0 : toNano(budget.key.used), BALANCE_TTL_S);
+      const used = countsInCurrentWindow(principal.proxy.spendWindow, budget.key.windowStartedAt, now) ? toNano(budget.key.used) : 0;
+      await this.store.primeKeySpend(principal.keyId, windowId(principal, now), used, BALANCE_TTL_S);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { ApiKey } from '@gateway/db';
-import { Principal, ProxyKeyRecord, windowStart } from '@gateway/contracts';
+import { countsInCurrentWindow, Principal, ProxyKeyRecord } from '@gateway/contracts';
 import type { Account } from '@gateway/db';
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
@@ -31,9 +31,7 @@ export function toPrincipal(key: ApiKey & { account: Account }): Principal {
  * nothing once a new one has begun (metering resets the stored amount only with the next charge).
  */
 export function usedInCurrentWindow(key: Pick<ApiKey, 'usedAmount' | 'spendWindow' | 'windowStartedAt'>, now: Date): number {
-  const current = windowStart(key.spendWindow, now);
-  if (current !== null && (key.windowStartedAt === null || key.windowStartedAt < current)) return 0;
-  return key.usedAmount.toNumber();
+  return countsInCurrentWindow(key.spendWindow, key.windowStartedAt, now) ? key.usedAmount.toNumber() : 0;
 }
 
 /** The spec's proxy-key record; `user_id` and `enabled_thinking` only where the caller asks for them. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@gateway/db';
-import { SpendWindow, UsageRecordedEvent, windowStart } from '@gateway/contracts';
+import { SpendWindow, spendWindowId, UsageRecordedEvent, windowStart } from '@gateway/contracts';
 
 export interface LedgerWrite {
   state: 'recorded' | 'duplicate';
@@ -57,8 +57,7 @@ export class LedgerRepository {
     if (event.keyType !== 'proxy' || credits.isZero()) return { state: 'duplicate', credits };
     const [key] = await tx.$queryRaw<{ spend_window: SpendWindow | null }[]>`SELECT spend_window FROM api_keys WHERE id = ${event.keyId}`;
     if (!key) return { state: 'duplicate', credits };
-    const start = windowStart(key.spend_window, at);
-    return { state: 'duplicate', credits, windowId: start ? String(start.getTime()) : 'life' };
+    return { state: 'duplicate', credits, windowId: spendWindowId(key.spend_window, at) };
   }
 
   /**
@@ -78,6 +77,6 @@ export class LedgerRepository {
     } else if (key.window_started_at.getTime() === start.getTime()) {
       await tx.$executeRaw`UPDATE api_keys SET used_amount = used_amount + ${credits} WHERE id = ${keyId}`;
     }
-    return start ? String(start.getTime()) : 'life';
+    return spendWindowId(key.spend_window, at);
   }
 }
