@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { MediaCalls } from '../media/media-call';
 import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
-import { recordingPublisher } from '../usage/recording-publisher';
+import { UpstreamCaller } from '../providers/upstream-caller';
+import { recordingCalls } from '../testing/recording-publisher';
 import { ImagesService } from './images.service';
 
 const CATALOG = ModelCatalog.fromYaml(
@@ -45,7 +45,7 @@ describe('ImagesService', () => {
     events = [];
     const simulator = new SimulatorAdapter();
     const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
-    service = new ImagesService(new MediaCalls(CATALOG, recordingPublisher(events)), upstream, store);
+    service = new ImagesService(new MediaCalls(CATALOG, recordingCalls(events)), upstream, store);
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
