@@ -67,7 +67,7 @@ describe('text generation with a jev model id', () => {
       {
         kind: 'json',
         status: 400,
-        body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: null, param: 'model' } },
+        body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: 'invalid_request', param: 'model' } },
       },
     ]);
   });

@@ -99,7 +99,7 @@ describe('ImagesService', () => {
     expect(await generate({ response_format: 'b64_json' })).toMatchObject({ kind: 'images' });
     expect(events[0].model).toBe('small-painter');
     const failed = await generate({ model: 'failing-painter' });
-    expect(failed).toMatchObject({ kind: 'json', status: 502, body: { error: { type: 'api_error' }, request_id: 'req_1' } });
+    expect(failed).toMatchObject({ kind: 'json', status: 502, body: { error: { type: 'server_error', code: 'upstream_error' }, request_id: 'req_1' } });
     expect(events[1]).toMatchObject({ model: 'failing-painter', status: 'error' });
   });
 });
