@@ -42,6 +42,24 @@ export default [
     },
   },
   {
+    // Providers speak the canonical model only: the client side (formats, routes) builds on them, never the reverse.
+    files: ['apps/inference-router/src/providers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: '@gateway/client-formats', message: 'Providers must not import client formats; use @gateway/canonical.' }],
+          patterns: [
+            {
+              group: ['**/text-generation/**', '**/decisions/**', '**/media/**', '**/embeddings/**', '**/images/**', '**/moderations/**', '**/metering/**', '**/errors/**'],
+              message: 'Providers must not import client-side modules of the router.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

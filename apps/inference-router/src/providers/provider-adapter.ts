@@ -14,7 +14,8 @@ import { DomainError } from '@gateway/platform';
 
 /** Where and how one catalog model is served: which adapter, which upstream model, which credentials. */
 export interface UpstreamRoute {
-  adapter: 'openai' | 'anthropic' | 'simulator';
+  /** The adapter's name in the registry (`provider-adapters.ts`). */
+  adapter: string;
   /** Upstream API root, e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`. */
   baseUrl?: string;
   upstreamModel: string;
@@ -38,6 +39,8 @@ export interface ProviderAdapter {
   embed?(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
   moderate?(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult>;
   generateImages?(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+  /** Releases the connection pool at shutdown, for adapters that hold one. */
+  close?(): Promise<void>;
 }
 
 /**

@@ -46,13 +46,15 @@ export class UpstreamCaller {
   private readonly logger = new Logger(UpstreamCaller.name);
 
   constructor(
-    @Inject(PROVIDER_ADAPTERS) private readonly adapters: Record<UpstreamRoute['adapter'], ProviderAdapter>,
+    @Inject(PROVIDER_ADAPTERS) private readonly adapters: Record<string, ProviderAdapter>,
     @Inject(RETRY_POLICY) private readonly policy: RetryPolicy,
     @Optional() private readonly metrics?: GatewayMetrics,
   ) {}
 
   adapterFor(route: UpstreamRoute): ProviderAdapter {
-    return this.adapters[route.adapter];
+    const adapter = this.adapters[route.adapter];
+    if (!adapter) throw new Error(`no provider adapter is registered as '${route.adapter}' (providers/provider-adapters.ts)`);
+    return adapter;
   }
 
   /** `model` (a catalog id) labels the upstream metrics. */
