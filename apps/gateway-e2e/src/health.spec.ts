@@ -34,7 +34,7 @@ describe('health and request ids', () => {
     const response = await api('GET', '/v1/nope', { base: suiteInfo().edgeB });
     expect(response.status).toBe(404);
     expect(response.body).toEqual({
-      error: { message: expect.any(String), type: 'not_found_error', code: null, param: null },
+      error: { message: expect.any(String), type: 'not_found_error', code: 'not_found', param: null },
     });
   });
 });

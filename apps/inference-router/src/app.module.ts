@@ -12,7 +12,7 @@ import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
 import { TextGenerationService } from './text-generation/text-generation.service';
-import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './text-generation/upstream-caller';
+import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
@@ -20,6 +20,7 @@ import { EmbeddingsService } from './embeddings/embeddings.service';
 import { ImagesController } from './images/images.controller';
 import { ImagesService } from './images/images.service';
 import { MediaCalls } from './media/media-call';
+import { MeteredCalls } from './metering/metered-calls';
 import { ModerationsController } from './moderations/moderations.controller';
 import { ModerationsService } from './moderations/moderations.service';
 
@@ -55,6 +56,7 @@ export class InferenceRouterModule {
         },
         JetStreamConnection,
         UsagePublisher,
+        MeteredCalls,
         InflightRequests,
         CancelListener,
         UpstreamCaller,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { DECISION_MAX_INPUT_TOKENS, DecisionRequest, ErrorCode, Subjects, TextFrame } from '@gateway/contracts';
 import { countTextTokens, DomainError } from '@gateway/platform';
+import { openaiErrorBody } from '@gateway/client-formats';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom, timeout } from 'rxjs';
 import { callerContext } from '../auth/caller-context';
@@ -58,12 +59,6 @@ export class DecisionsService {
 function overTokenLimit(body: Record<string, unknown>): Record<string, unknown> | null {
   const tokens = countTextTokens(JSON.stringify({ state: body.state, questions: body.questions }));
   if (tokens <= DECISION_MAX_INPUT_TOKENS) return null;
-  return {
-    error: {
-      message: `state and questions together are ${tokens} tokens, over the limit of ${DECISION_MAX_INPUT_TOKENS} tokens`,
-      type: 'invalid_request_error',
-      code: 'context_length_exceeded',
-      param: 'state',
-    },
-  };
+  const message = `state and questions together are ${tokens} tokens, over the limit of ${DECISION_MAX_INPUT_TOKENS} tokens`;
+  return openaiErrorBody({ status: 400, message, code: ErrorCode.ContextLengthExceeded, param: 'state' });
 }

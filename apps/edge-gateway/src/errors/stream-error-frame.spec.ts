@@ -17,7 +17,7 @@ describe('streamErrorFrame', () => {
     });
     expect(parse(streamErrorFrame('messages', timeout, 'req_1', 5))).toEqual({
       event: 'error',
-      data: { type: 'error', error: { type: 'overloaded_error', message: timeout.message }, request_id: 'req_1' },
+      data: { type: 'error', error: { type: 'api_error', message: timeout.message }, request_id: 'req_1' },
       terminated: true,
     });
     expect(parse(streamErrorFrame('responses', timeout, 'req_1', 5))).toEqual({

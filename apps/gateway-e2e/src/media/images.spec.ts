@@ -145,6 +145,6 @@ describe('POST /v1/images/generations', () => {
     expect(rejected.body.error.message).toMatch(/this prompt is not allowed/);
     const broken = await api('POST', '/v1/images/generations', { key: account.masterKey, body: { model: 'broken-image', prompt: 'x' } });
     expect(broken.status).toBe(502);
-    expect(broken.body).toMatchObject({ error: { type: 'api_error' }, request_id: expect.any(String) });
+    expect(broken.body).toMatchObject({ error: { type: 'server_error', code: 'upstream_error' }, request_id: expect.any(String) });
   });
 });

@@ -1,11 +1,11 @@
 import { ModelCatalog } from '@gateway/catalog';
-import type { CanonicalRequest, CanonicalResponse } from '../canonical/canonical.types';
+import type { CanonicalRequest, CanonicalResponse } from '@gateway/canonical';
 import { UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../providers/provider-adapter';
 import { OpenAIAdapter } from '../providers/openai/openai.adapter';
 import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
 import { sendJson, startFakeUpstream } from '../providers/testing/fake-upstream';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
-import { combineOrderings, DecisionEngine, DecisionModelUnavailableError, readOrdering, round2 } from './decision-engine';
+import { UpstreamCaller } from '../providers/upstream-caller';
+import { combineOrderings, DecisionEngine, readOrdering, round2 } from './decision-engine';
 import { buildDecisionPrompt } from './decision-prompt';
 import { validateDecisionRequest, type ValidDecision } from './decision-validation';
 
@@ -251,7 +251,7 @@ describe('DecisionEngine', () => {
   it('is unavailable without a jev catalog entry', async () => {
     const upstream = new UpstreamCaller({} as never, { attemptsPerRoute: 1, baseDelayMs: 0 });
     const engine = new DecisionEngine(new ModelCatalog([]), upstream);
-    await expect(engine.answer(decision({ fresh: FRESH }), signal())).rejects.toBeInstanceOf(DecisionModelUnavailableError);
+    await expect(engine.answer(decision({ fresh: FRESH }), signal())).rejects.toMatchObject({ name: 'DomainError', code: 'model_unavailable', status: 503 });
   });
 
   it('answers from the built-in simulator: deterministic distributions over every option', async () => {

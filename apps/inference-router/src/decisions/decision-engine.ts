@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import type { CanonicalResponse } from '../canonical/canonical.types';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
+import { DECISION_MODEL_ID, ErrorCode } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import type { CanonicalResponse } from '@gateway/canonical';
+import { UpstreamCaller } from '../providers/upstream-caller';
 import { buildDecisionPrompt, type LabelledPrompt, type Ordering } from './decision-prompt';
-import { DECISION_MODEL_ID } from './decision-model';
 import type { DecisionQuestion, ValidDecision } from './decision-validation';
 
 /**
@@ -73,14 +74,6 @@ export interface DecisionResult {
   answers: Record<string, DecisionAnswer>;
   /** The adapter that served the last call, for the usage event. */
   provider?: string;
-}
-
-/** The decision model is not in the catalog (or has no usable route): a 503. */
-export class DecisionModelUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DecisionModelUnavailableError';
-  }
 }
 
 /** What one ordering's completion says about the options (indexes in request order). */
@@ -191,7 +184,7 @@ export class DecisionEngine {
    */
   async answer(decision: ValidDecision, signal: AbortSignal): Promise<DecisionResult> {
     const model = this.catalog.get(DECISION_MODEL_ID);
-    if (!model || model.routes.length === 0) throw new DecisionModelUnavailableError('The decision model is not configured on this router');
+    if (!model || model.routes.length === 0) throw new DomainError(ErrorCode.ModelUnavailable, 'The decision model is not configured on this router');
     const local = new AbortController();
     const onAbort = () => local.abort(signal.reason);
     if (signal.aborted) onAbort();

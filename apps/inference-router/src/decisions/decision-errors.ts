@@ -1,15 +1,18 @@
-import { errorType, type ErrorType } from '../client-formats/error-bodies';
+import { openaiErrorBody } from '@gateway/client-formats';
+import type { DomainError } from '@gateway/platform';
+import { wireError } from '../errors/error-reply';
 
 /**
- * The decision endpoint's error body: `{error: {message, type, code, param}}` (the spec's
- * "Errors": message, type and code, plus `param` naming the field of a 400). A 429 also carries
- * `error.retry_after` (whole seconds): the router's answer is a NATS frame without headers, so
- * the edge sets the `Retry-After` header from this field.
+ * The decision endpoint's error body: the OpenAI body `{error: {message, type, code, param}}`
+ * (the spec's "Errors": message, type and code, plus `param` naming the field of a 400), whose
+ * `code` is always the decision code. A 429 also carries `error.retry_after` (whole seconds): the
+ * router's answer is a NATS frame without headers, so the edge sets the `Retry-After` header from
+ * this field.
  */
 export interface DecisionErrorBody {
   error: {
     message: string;
-    type: ErrorType;
+    type: string;
     code: string;
     param: string | null;
     /** 429 only: seconds to wait before retrying (the edge copies it into `Retry-After`). */
@@ -19,8 +22,8 @@ export interface DecisionErrorBody {
   request_id?: string;
 }
 
-export function decisionErrorBody(status: number, message: string, code: string, param?: string, retryAfterSeconds?: number): DecisionErrorBody {
-  const error: DecisionErrorBody['error'] = { message, type: errorType(status), code, param: param ?? null };
-  if (retryAfterSeconds !== undefined) error.retry_after = retryAfterSeconds;
-  return { error };
+export function decisionErrorBody(error: DomainError, requestId: string): DecisionErrorBody {
+  const body = openaiErrorBody(wireError(error), requestId) as DecisionErrorBody;
+  if (error.retryAfterSeconds !== undefined) body.error.retry_after = error.retryAfterSeconds;
+  return body;
 }

@@ -1,12 +1,11 @@
-import { ModelCatalog } from '@gateway/catalog';
+import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
 import type { TextFrame, TextGenerationRequest, UsageRecordedEvent } from '@gateway/contracts';
 import { firstValueFrom, toArray } from 'rxjs';
 import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
 import { InflightRequests } from '../text-generation/inflight-requests';
 import { TextGenerationService } from '../text-generation/text-generation.service';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
-import { recordingPublisher } from '../usage/recording-publisher';
-import { classifyDecisionModel, decisionVendor } from './decision-model';
+import { UpstreamCaller } from '../providers/upstream-caller';
+import { recordingCalls } from '../testing/recording-publisher';
 
 const catalogWith = (metadata: string) =>
   ModelCatalog.fromYaml(
@@ -57,8 +56,7 @@ describe('text generation with a jev model id', () => {
   const simulator = new SimulatorAdapter();
   const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const usage = recordingPublisher(events);
-  const service = new TextGenerationService(catalog, upstream, usage, new InflightRequests());
+  const service = new TextGenerationService(catalog, upstream, recordingCalls(events), new InflightRequests());
   const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'r' };
   const generate = (request: Pick<TextGenerationRequest, 'format' | 'body'>): Promise<TextFrame[]> =>
     firstValueFrom(service.generate({ ...caller, ...request }).pipe(toArray()));
@@ -69,7 +67,7 @@ describe('text generation with a jev model id', () => {
       {
         kind: 'json',
         status: 400,
-        body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: null, param: 'model' } },
+        body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: 'invalid_request', param: 'model' } },
       },
     ]);
   });

@@ -1,7 +1,3 @@
-export { classifyDecisionModel, decisionVendor, DEFAULT_DECISION_VENDOR } from '@gateway/catalog';
-export type { DecisionModelKind } from '@gateway/catalog';
-export { DECISION_MODEL_ID } from '@gateway/contracts';
-
 /** The usage route of decisions (request logs, `/user/me`). */
 export const DECISION_ROUTE = 'decisions';
 

@@ -1,5 +1,5 @@
 import { encode } from 'gpt-tokenizer';
-import type { CanonicalRequest } from '../canonical/canonical.types';
+import type { CanonicalRequest } from '@gateway/canonical';
 import type { DecisionQuestion } from './decision-validation';
 
 /**

@@ -1,6 +1,7 @@
 import type { KeyType } from '@gateway/contracts';
 import { countTokens } from '../providers/token-count';
-import { countDecisionTokens, DecisionInputError, DecisionInputErrorCode, validateDecisionRequest } from './decision-validation';
+import { DomainError } from '@gateway/platform';
+import { countDecisionTokens, validateDecisionRequest } from './decision-validation';
 
 const VENDOR = 'systemone';
 const validate = (body: unknown, keyType: KeyType = 'master', maxInputTokens?: number) =>
@@ -11,7 +12,7 @@ function refusal(body: unknown, keyType: KeyType = 'master', maxInputTokens?: nu
   try {
     validate(body, keyType, maxInputTokens);
   } catch (error) {
-    if (!(error instanceof DecisionInputError)) throw error;
+    if (!(error instanceof DomainError)) throw error;
     return { status: error.status, code: error.code, param: error.param, message: error.message };
   }
   throw new Error(`accepted: ${JSON.stringify(body)}`);
@@ -63,7 +64,7 @@ describe('validateDecisionRequest', () => {
   });
 
   describe('refusals name the field', () => {
-    const cases: [string, unknown, string | undefined, DecisionInputErrorCode][] = [
+    const cases: [string, unknown, string | undefined, string][] = [
       ['body not an object', [], undefined, 'invalid_body'],
       ['body null', null, undefined, 'invalid_body'],
       ['state missing', { questions: { q: noul } }, 'state', 'missing_required_parameter'],

@@ -1,8 +1,9 @@
-import { DECISION_MAX_INPUT_TOKENS, type KeyType } from '@gateway/contracts';
+import { classifyDecisionModel } from '@gateway/catalog';
+import { DECISION_MAX_INPUT_TOKENS, DECISION_MODEL_ID, ErrorCode, type KeyType } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import { countTokens } from '../providers/token-count';
 
 export { DECISION_MAX_INPUT_TOKENS };
-import { countTokens } from '../providers/token-count';
-import { classifyDecisionModel, DECISION_MODEL_ID } from './decision-model';
 
 /**
  * Validation of a decision request body (`POST /v1/systemone`), pure: no I/O, no catalog. Every
@@ -16,7 +17,6 @@ import { classifyDecisionModel, DECISION_MODEL_ID } from './decision-model';
  * `Object.fromEntries` (own properties), so an option id `__proto__` is answered safely.
  */
 
-/** Combined `state` + `questions` limit (spec "Limits"), counted as `countDecisionTokens` does. */
 export const MAX_CHOICE_OPTIONS = 255;
 export const MAX_SCORE_LEVELS = 10;
 export const QUESTION_TYPES = ['choice', 'score', 'noul'] as const;
@@ -24,28 +24,17 @@ export type QuestionType = (typeof QUESTION_TYPES)[number];
 
 /** `error.code` values of decision 400s. */
 export type DecisionInputErrorCode =
-  | 'invalid_body'
-  | 'missing_required_parameter'
-  | 'invalid_type'
-  | 'invalid_value'
-  | 'model_not_supported'
-  | 'model_version_not_served'
-  | 'context_length_exceeded';
+  | ErrorCode.InvalidBody
+  | ErrorCode.MissingRequiredParameter
+  | ErrorCode.InvalidType
+  | ErrorCode.InvalidValue
+  | ErrorCode.ModelNotSupported
+  | ErrorCode.ModelVersionNotServed
+  | ErrorCode.ContextLengthExceeded;
 
-export class DecisionInputError extends Error {
-  readonly status = 400;
-
-  constructor(
-    message: string,
-    readonly code: DecisionInputErrorCode,
-    /** The offending field; absent only when the body itself is not an object. */
-    readonly param?: string,
-    /** Counted input tokens, when the refusal came after counting (over the limit). */
-    readonly inputTokens = 0,
-  ) {
-    super(message);
-    this.name = 'DecisionInputError';
-  }
+/** A 400 naming the offending field; `param` is absent only when the body itself is not an object. */
+function inputError(message: string, code: DecisionInputErrorCode, param?: string): DomainError {
+  return new DomainError(code, message, param);
 }
 
 /** One option of a choice question, in request order. `description` is as sent (may be null). */
@@ -106,82 +95,86 @@ export function countDecisionTokens(state: unknown, questions: unknown): number 
   return countTokens(JSON.stringify({ state, questions }));
 }
 
-/** Validates a decision body; throws `DecisionInputError` (400) naming the field at fault. */
+/** Validates a decision body, its length included; throws a 400 `DomainError` naming the field at fault. */
 export function validateDecisionRequest(body: unknown, options: DecisionValidationOptions): ValidDecision {
-  if (!isPlainObject(body)) throw new DecisionInputError('Request body must be a JSON object', 'invalid_body');
+  const decision = readDecisionRequest(body, options);
+  checkDecisionLength(decision, options.maxInputTokens);
+  return decision;
+}
+
+/** Validates everything but the length, and counts the tokens (billed even when over the limit). */
+export function readDecisionRequest(body: unknown, options: DecisionValidationOptions): ValidDecision {
+  if (!isPlainObject(body)) throw inputError('Request body must be a JSON object', ErrorCode.InvalidBody);
   validateModel(body['model'], options);
   const state = body['state'];
   validateState(state);
   const rawQuestions = body['questions'];
   const questions = validateQuestions(rawQuestions);
-  const inputTokens = countDecisionTokens(state, rawQuestions);
-  const limit = options.maxInputTokens ?? DECISION_MAX_INPUT_TOKENS;
-  if (inputTokens > limit) {
-    throw new DecisionInputError(
-      `state and questions together are ${inputTokens} tokens, over the limit of ${limit} tokens`,
-      'context_length_exceeded',
-      'state',
-      inputTokens,
-    );
+  return { model: DECISION_MODEL_ID, state, questions, inputTokens: countDecisionTokens(state, rawQuestions) };
+}
+
+/** Combined `state` + `questions` limit (spec "Limits"), counted as `countDecisionTokens` does. */
+export function checkDecisionLength(decision: ValidDecision, limit = DECISION_MAX_INPUT_TOKENS): void {
+  if (decision.inputTokens > limit) {
+    throw inputError(`state and questions together are ${decision.inputTokens} tokens, over the limit of ${limit} tokens`, ErrorCode.ContextLengthExceeded, 'state');
   }
-  return { model: DECISION_MODEL_ID, state, questions, inputTokens };
 }
 
 function validateModel(model: unknown, options: DecisionValidationOptions): void {
   if (model === undefined) {
     if (options.keyType === 'proxy') {
-      throw new DecisionInputError(`Proxy keys must send model (for example "${DECISION_MODEL_ID}")`, 'missing_required_parameter', 'model');
+      throw inputError(`Proxy keys must send model (for example "${DECISION_MODEL_ID}")`, ErrorCode.MissingRequiredParameter, 'model');
     }
     return;
   }
-  if (typeof model !== 'string') throw new DecisionInputError('model must be a string', 'invalid_type', 'model');
+  if (typeof model !== 'string') throw inputError('model must be a string', ErrorCode.InvalidType, 'model');
   const kind = classifyDecisionModel(model, options.vendor);
   if (kind === 'pinned') {
-    throw new DecisionInputError(
+    throw inputError(
       `The model '${model}' is a pinned version: only the current version is served. Use '${DECISION_MODEL_ID}' or '${DECISION_MODEL_ID}-latest'`,
-      'model_version_not_served',
+      ErrorCode.ModelVersionNotServed,
       'model',
     );
   }
   if (kind === 'other') {
-    throw new DecisionInputError(
+    throw inputError(
       `The model '${model}' is not supported by the decision endpoint. Use '${DECISION_MODEL_ID}', '${DECISION_MODEL_ID}-latest', '${options.vendor}/${DECISION_MODEL_ID}' or '${options.vendor}/${DECISION_MODEL_ID}-latest'`,
-      'model_not_supported',
+      ErrorCode.ModelNotSupported,
       'model',
     );
   }
 }
 
 function validateState(state: unknown): void {
-  if (state === undefined) throw new DecisionInputError('state is required', 'missing_required_parameter', 'state');
-  if (!isStructured(state)) throw new DecisionInputError('state must be a string, an object or an array', 'invalid_type', 'state');
+  if (state === undefined) throw inputError('state is required', ErrorCode.MissingRequiredParameter, 'state');
+  if (!isStructured(state)) throw inputError('state must be a string, an object or an array', ErrorCode.InvalidType, 'state');
 }
 
 function validateQuestions(questions: unknown): DecisionQuestion[] {
-  if (questions === undefined) throw new DecisionInputError('questions is required', 'missing_required_parameter', 'questions');
-  if (!isPlainObject(questions)) throw new DecisionInputError('questions must be an object mapping question ids to questions', 'invalid_type', 'questions');
+  if (questions === undefined) throw inputError('questions is required', ErrorCode.MissingRequiredParameter, 'questions');
+  if (!isPlainObject(questions)) throw inputError('questions must be an object mapping question ids to questions', ErrorCode.InvalidType, 'questions');
   // Object.keys on the raw parsed object: sees an own `__proto__` key, which JSON.parse keeps.
   const ids = Object.keys(questions);
-  if (ids.length === 0) throw new DecisionInputError('questions must contain at least one question', 'invalid_value', 'questions');
+  if (ids.length === 0) throw inputError('questions must contain at least one question', ErrorCode.InvalidValue, 'questions');
   return ids.map((id) => validateQuestion(id, questions));
 }
 
 function validateQuestion(id: string, questions: Record<string, unknown>): DecisionQuestion {
   const at = `questions.${id}`;
-  if (id.length === 0) throw new DecisionInputError('A question id must not be empty', 'invalid_value', at);
-  if (id === '__proto__') throw new DecisionInputError('A question id must not be __proto__', 'invalid_value', at);
+  if (id.length === 0) throw inputError('A question id must not be empty', ErrorCode.InvalidValue, at);
+  if (id === '__proto__') throw inputError('A question id must not be __proto__', ErrorCode.InvalidValue, at);
   const question = ownValue(questions, id);
-  if (!isPlainObject(question)) throw new DecisionInputError(`${at} must be an object with type, instructions and criteria`, 'invalid_type', at);
+  if (!isPlainObject(question)) throw inputError(`${at} must be an object with type, instructions and criteria`, ErrorCode.InvalidType, at);
 
   const type = ownValue(question, 'type');
-  if (type === undefined) throw new DecisionInputError(`${at}.type is required`, 'missing_required_parameter', `${at}.type`);
+  if (type === undefined) throw inputError(`${at}.type is required`, ErrorCode.MissingRequiredParameter, `${at}.type`);
   if (!(QUESTION_TYPES as readonly unknown[]).includes(type)) {
-    throw new DecisionInputError(`${at}.type must be one of ${QUESTION_TYPES.join(', ')}`, 'invalid_value', `${at}.type`);
+    throw inputError(`${at}.type must be one of ${QUESTION_TYPES.join(', ')}`, ErrorCode.InvalidValue, `${at}.type`);
   }
   const instructions = ownValue(question, 'instructions');
-  if (instructions === undefined) throw new DecisionInputError(`${at}.instructions is required`, 'missing_required_parameter', `${at}.instructions`);
+  if (instructions === undefined) throw inputError(`${at}.instructions is required`, ErrorCode.MissingRequiredParameter, `${at}.instructions`);
   if (!isStructured(instructions)) {
-    throw new DecisionInputError(`${at}.instructions must be a string, an object or an array`, 'invalid_type', `${at}.instructions`);
+    throw inputError(`${at}.instructions must be a string, an object or an array`, ErrorCode.InvalidType, `${at}.instructions`);
   }
 
   const criteria = ownValue(question, 'criteria');
@@ -200,16 +193,16 @@ function validateQuestion(id: string, questions: Record<string, unknown>): Decis
 /** Choice: an object of 1..255 option id → description (string, object, array or null). */
 function choiceOptions(criteria: unknown, at: string): ChoiceOption[] {
   const param = `${at}.criteria`;
-  if (criteria === undefined) throw new DecisionInputError(`${param} is required for a choice question`, 'missing_required_parameter', param);
-  if (!isPlainObject(criteria)) throw new DecisionInputError(`${param} must be an object mapping option ids to descriptions`, 'invalid_type', param);
+  if (criteria === undefined) throw inputError(`${param} is required for a choice question`, ErrorCode.MissingRequiredParameter, param);
+  if (!isPlainObject(criteria)) throw inputError(`${param} must be an object mapping option ids to descriptions`, ErrorCode.InvalidType, param);
   const ids = Object.keys(criteria);
   if (ids.length < 1 || ids.length > MAX_CHOICE_OPTIONS) {
-    throw new DecisionInputError(`${param} must have 1 to ${MAX_CHOICE_OPTIONS} options (got ${ids.length})`, 'invalid_value', param);
+    throw inputError(`${param} must have 1 to ${MAX_CHOICE_OPTIONS} options (got ${ids.length})`, ErrorCode.InvalidValue, param);
   }
   return ids.map((option) => {
     const description = ownValue(criteria, option);
     if (description !== null && !isStructured(description)) {
-      throw new DecisionInputError(`${param}.${option} must be a string, an object, an array or null`, 'invalid_type', `${param}.${option}`);
+      throw inputError(`${param}.${option} must be a string, an object, an array or null`, ErrorCode.InvalidType, `${param}.${option}`);
     }
     return { id: option, description };
   });
@@ -218,7 +211,7 @@ function choiceOptions(criteria: unknown, at: string): ChoiceOption[] {
 /** Score: an array of 1..10 level descriptions, or an object keyed exactly "0".."n-1". */
 function scoreLevels(criteria: unknown, at: string): unknown[] {
   const param = `${at}.criteria`;
-  if (criteria === undefined) throw new DecisionInputError(`${param} is required for a score question`, 'missing_required_parameter', param);
+  if (criteria === undefined) throw inputError(`${param} is required for a score question`, ErrorCode.MissingRequiredParameter, param);
   let levels: unknown[];
   if (Array.isArray(criteria)) {
     levels = criteria;
@@ -227,18 +220,18 @@ function scoreLevels(criteria: unknown, at: string): unknown[] {
     const expected = keys.map((_, index) => String(index));
     // Integer-like keys come first, ascending, from Object.keys; anything else sorts after them.
     if (keys.some((key, index) => key !== expected[index])) {
-      throw new DecisionInputError(`${param} as an object must have exactly the keys "0", "1", ... with no gaps`, 'invalid_value', param);
+      throw inputError(`${param} as an object must have exactly the keys "0", "1", ... with no gaps`, ErrorCode.InvalidValue, param);
     }
     levels = keys.map((key) => ownValue(criteria, key));
   } else {
-    throw new DecisionInputError(`${param} must be an array of level descriptions (lowest first)`, 'invalid_type', param);
+    throw inputError(`${param} must be an array of level descriptions (lowest first)`, ErrorCode.InvalidType, param);
   }
   if (levels.length < 1 || levels.length > MAX_SCORE_LEVELS) {
-    throw new DecisionInputError(`${param} must have 1 to ${MAX_SCORE_LEVELS} levels (got ${levels.length})`, 'invalid_value', param);
+    throw inputError(`${param} must have 1 to ${MAX_SCORE_LEVELS} levels (got ${levels.length})`, ErrorCode.InvalidValue, param);
   }
   levels.forEach((description, index) => {
     if (!isStructured(description)) {
-      throw new DecisionInputError(`${param}.${index} must be a string, an object or an array`, 'invalid_type', `${param}.${index}`);
+      throw inputError(`${param}.${index} must be a string, an object or an array`, ErrorCode.InvalidType, `${param}.${index}`);
     }
   });
   return levels;
@@ -248,14 +241,14 @@ function scoreLevels(criteria: unknown, at: string): unknown[] {
 function noulCriteria(criteria: unknown, at: string): { yes: unknown; no: unknown } | undefined {
   const param = `${at}.criteria`;
   if (criteria === undefined) return undefined;
-  if (!isPlainObject(criteria)) throw new DecisionInputError(`${param} must be an object with exactly the keys "true" and "false"`, 'invalid_type', param);
+  if (!isPlainObject(criteria)) throw inputError(`${param} must be an object with exactly the keys "true" and "false"`, ErrorCode.InvalidType, param);
   const keys = Object.keys(criteria).sort();
   if (keys.length !== 2 || keys[0] !== 'false' || keys[1] !== 'true') {
-    throw new DecisionInputError(`${param} must have exactly the keys "true" and "false"`, 'invalid_value', param);
+    throw inputError(`${param} must have exactly the keys "true" and "false"`, ErrorCode.InvalidValue, param);
   }
   for (const key of ['true', 'false']) {
     if (!isStructured(ownValue(criteria, key))) {
-      throw new DecisionInputError(`${param}.${key} must be a string, an object or an array`, 'invalid_type', `${param}.${key}`);
+      throw inputError(`${param}.${key} must be a string, an object or an array`, ErrorCode.InvalidType, `${param}.${key}`);
     }
   }
   return { yes: ownValue(criteria, 'true'), no: ownValue(criteria, 'false') };

@@ -4,12 +4,13 @@ import { DomainError, DtoValidationPipe } from '@gateway/platform';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { PATTERN_METADATA } from '@nestjs/microservices/constants';
-import type { CanonicalRequest, CanonicalResponse } from '../canonical/canonical.types';
+import type { CanonicalRequest, CanonicalResponse } from '@gateway/canonical';
 import { UpstreamError, type ProviderAdapter } from '../providers/provider-adapter';
 import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
 import { countTokens } from '../providers/token-count';
-import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from '../text-generation/upstream-caller';
-import { recordingPublisher } from '../usage/recording-publisher';
+import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from '../providers/upstream-caller';
+import { MeteredCalls } from '../metering/metered-calls';
+import { recordingCalls, recordingPublisher } from '../testing/recording-publisher';
 import { UsagePublisher } from '../usage/usage.publisher';
 import { DecisionEngine } from './decision-engine';
 import { DecisionController, toDecisionCall } from './decision.controller';
@@ -43,9 +44,9 @@ function setup(complete: (request: CanonicalRequest) => Promise<CanonicalRespons
   const adapter = { complete: (_route, request) => complete(request), stream: () => { throw new Error('unused'); } } as ProviderAdapter;
   const upstream = new UpstreamCaller({ simulator: adapter, openai: adapter, anthropic: adapter }, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const usage = recordingPublisher(events);
-  const service = new DecisionService(CATALOG, new DecisionEngine(CATALOG, upstream), usage, options);
-  return { service, events };
+  const calls = recordingCalls(events);
+  const service = new DecisionService(CATALOG, new DecisionEngine(CATALOG, upstream), calls, options);
+  return { service, events, calls };
 }
 
 const CALLER = { accountId: 'acct_1', keyId: 'key_1', keyType: 'master' as const, maskedKey: 'ek-...abcd', ip: '10.0.0.1', requestId: 'req_1' };
@@ -58,7 +59,7 @@ const json = (frame: TextFrame) => {
 
 describe('DecisionService', () => {
   it('answers with the spec\'s decision response and publishes one success usage event', async () => {
-    const { service, events } = setup();
+    const { service, events, calls } = setup();
     const body = { model: 'systemone/jev-latest', state: { a: 1 }, questions: { fresh: FRESH }, user: 'ignored' };
     const frame = json(await service.decide(call(body)));
     const tokens = countTokens(JSON.stringify({ state: body.state, questions: body.questions }));
@@ -85,7 +86,7 @@ describe('DecisionService', () => {
         timestamp: expect.any(Number),
       },
     ]);
-    expect(service.inFlight).toBe(0);
+    expect(calls.inFlight).toBe(0);
   });
 
   it('refuses an invalid body with 400 naming the field, recorded as an error', async () => {
@@ -139,14 +140,14 @@ describe('DecisionService', () => {
     expect(frame).toEqual({
       kind: 'json',
       status: 503,
-      body: { error: { message: expect.any(String), type: 'overloaded_error', code: 'model_unavailable', param: null }, request_id: 'req_1' },
+      body: { error: { message: expect.any(String), type: 'service_unavailable_error', code: 'model_unavailable', param: null }, request_id: 'req_1' },
     });
     expect(events).toEqual([expect.objectContaining({ status: 'error' })]);
   });
 
   it('answers 503 when the router has no jev model, and 500 on a bug, each with one usage event', async () => {
     const events: UsageRecordedEvent[] = [];
-    const usage = recordingPublisher(events);
+    const usage = recordingCalls(events);
     const empty = new ModelCatalog([]);
     const noModel = new DecisionService(empty, new DecisionEngine(empty, new UpstreamCaller({} as never, { attemptsPerRoute: 1, baseDelayMs: 0 })), usage);
     expect(json(await noModel.decide(call({ state: '', questions: { q: FRESH } }))).status).toBe(503);
@@ -154,17 +155,17 @@ describe('DecisionService', () => {
       throw new TypeError('boom');
     });
     const frame = json(await service.decide(call({ state: '', questions: { q: FRESH } })));
-    expect(frame).toEqual({ kind: 'json', status: 500, body: { error: { message: 'Internal error', type: 'api_error', code: 'internal_error', param: null }, request_id: 'req_1' } });
+    expect(frame).toEqual({ kind: 'json', status: 500, body: { error: { message: 'Internal error', type: 'server_error', code: 'internal_error', param: null }, request_id: 'req_1' } });
     expect([...events, ...bugEvents].map((event) => event.status)).toEqual(['error', 'error']);
   });
 
   it('answers 429 model_busy at once beyond its concurrent requests, and serves again after', async () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const { service, events } = setup(async () => (await gate, yesResponse()), { maxConcurrentRequests: 1 });
+    const { service, events, calls } = setup(async () => (await gate, yesResponse()), { maxConcurrentRequests: 1 });
     const body = { state: '', questions: { q: FRESH } };
     const first = service.decide(call(body, { requestId: 'req_a' }));
-    expect(service.inFlight).toBe(1);
+    expect(calls.inFlight).toBe(1);
     const busy = json(await service.decide(call(body, { requestId: 'req_b' })));
     expect(busy).toEqual({
       kind: 'json',
@@ -174,7 +175,7 @@ describe('DecisionService', () => {
     release();
     expect(json(await first).status).toBe(200);
     expect(json(await service.decide(call(body, { requestId: 'req_c' }))).status).toBe(200);
-    expect(service.inFlight).toBe(0);
+    expect(calls.inFlight).toBe(0);
     expect(events.map((event) => [event.requestId, event.status, event.inputTokens > 0])).toEqual([
       ['req_b', 'error', false],
       ['req_a', 'success', true],
@@ -195,6 +196,7 @@ describe('DecisionController', () => {
         { provide: RETRY_POLICY, useValue: { attemptsPerRoute: 1, baseDelayMs: 0 } },
         { provide: UsagePublisher, useValue: recordingPublisher(events) },
         UpstreamCaller,
+        MeteredCalls,
         DecisionEngine,
         DecisionService,
       ],
@@ -247,8 +249,7 @@ describe('DecisionService with the built-in simulator', () => {
   it('answers the spec\'s example deterministically', async () => {
     const simulator = new SimulatorAdapter();
     const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
-    const usage = recordingPublisher();
-    const service = new DecisionService(CATALOG, new DecisionEngine(CATALOG, upstream), usage);
+    const service = new DecisionService(CATALOG, new DecisionEngine(CATALOG, upstream), recordingCalls());
     const body = {
       state: { basket: ['banana'] },
       questions: {

@@ -1,13 +1,14 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { CallerContext, TextFrame, UsageStatus } from '@gateway/contracts';
-import { ModelCatalog } from '@gateway/catalog';
+import { DECISION_MODEL_ID, ErrorCode, type CallerContext, type TextFrame } from '@gateway/contracts';
+import { decisionVendor, ModelCatalog } from '@gateway/catalog';
+import { DomainError } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
+import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { UpstreamError } from '../providers/provider-adapter';
-import { UsagePublisher } from '../usage/usage.publisher';
-import { DecisionEngine, DecisionModelUnavailableError, type DecisionAnswer } from './decision-engine';
+import { DecisionEngine, type DecisionAnswer } from './decision-engine';
 import { decisionErrorBody } from './decision-errors';
-import { DECISION_MODEL_ID, DECISION_ROUTE, decisionVendor } from './decision-model';
-import { DecisionInputError, validateDecisionRequest } from './decision-validation';
+import { DECISION_ROUTE } from './decision-model';
+import { checkDecisionLength, readDecisionRequest } from './decision-validation';
 
 export const DECISION_SERVICE_OPTIONS = Symbol('DECISION_SERVICE_OPTIONS');
 
@@ -40,12 +41,6 @@ export interface DecisionResponseBody {
   usage: { input_tokens: number; output_tokens: 0; total_tokens: number };
 }
 
-interface Outcome {
-  status: UsageStatus;
-  inputTokens: number;
-  provider?: string;
-}
-
 /**
  * One decision request: validate, answer through the engine, and reply with exactly one `json`
  * frame — 200 with the decision, or an error body (`decision-errors.ts`) with 400, 429, 503 or
@@ -65,39 +60,34 @@ export class DecisionService {
   constructor(
     private readonly catalog: ModelCatalog,
     private readonly engine: DecisionEngine,
-    private readonly usage: UsagePublisher,
+    private readonly calls: MeteredCalls,
     @Optional() @Inject(DECISION_SERVICE_OPTIONS) options?: Partial<DecisionServiceOptions>,
   ) {
     this.options = { ...DEFAULT_DECISION_SERVICE_OPTIONS, ...options };
   }
 
-  /** Requests being answered now. */
-  get inFlight(): number {
-    return this.active;
-  }
-
   async decide(call: DecisionCall): Promise<TextFrame> {
-    const outcome: Outcome = { status: 'error', inputTokens: 0 };
-    try {
-      return await this.run(call, outcome);
-    } catch (error) {
-      return this.fail(call, error, outcome);
-    } finally {
-      void this.record(call, outcome);
-    }
+    const reply = await this.calls.run(
+      { caller: call, route: DECISION_ROUTE, model: DECISION_MODEL_ID },
+      (outcome) => this.run(call, outcome),
+      (error) => this.fail(call, error),
+    );
+    // Only a cancelled call has no reply, and decisions cannot be cancelled.
+    return reply!;
   }
 
-  private async run(call: DecisionCall, outcome: Outcome): Promise<TextFrame> {
+  private async run(call: DecisionCall, outcome: CallOutcome): Promise<TextFrame> {
     if (this.active >= this.options.maxConcurrentRequests) {
-      return {
-        kind: 'json',
-        status: 429,
-        body: decisionErrorBody(429, 'The decision model is busy; retry after a moment', 'model_busy', undefined, this.options.busyRetryAfterSeconds),
-      };
+      throw new DomainError(ErrorCode.ModelBusy, 'The decision model is busy; retry after a moment', undefined, {
+        retryAfterSeconds: this.options.busyRetryAfterSeconds,
+      });
     }
     // Synchronous: nothing else runs between the check above and the count below.
-    const decision = validateDecisionRequest(call.body, { keyType: call.keyType, vendor: decisionVendor(this.catalog) });
+    const options = { keyType: call.keyType, vendor: decisionVendor(this.catalog) };
+    const decision = readDecisionRequest(call.body, options);
+    // Counted before the length check: a refusal over the limit is recorded with its tokens.
     outcome.inputTokens = decision.inputTokens;
+    checkDecisionLength(decision);
     this.active++;
     try {
       const { answers, provider } = await this.engine.answer(decision, new AbortController().signal);
@@ -109,54 +99,29 @@ export class DecisionService {
         answers,
         usage: { input_tokens: decision.inputTokens, output_tokens: 0, total_tokens: decision.inputTokens },
       };
-      outcome.status = 'success';
       return { kind: 'json', status: 200, body };
     } finally {
       this.active--;
     }
   }
 
-  private fail(call: DecisionCall, error: unknown, outcome: Outcome): TextFrame {
-    outcome.status = 'error';
-    if (error instanceof DecisionInputError) {
-      outcome.inputTokens = Math.max(outcome.inputTokens, error.inputTokens);
-      return { kind: 'json', status: 400, body: decisionErrorBody(400, error.message, error.code, error.param) };
-    }
-    if (error instanceof UpstreamError && error.status === 429) {
-      this.logger.warn(`decision ${call.requestId}: the backing model is rate limited: ${error.message}`);
-      return {
-        kind: 'json',
-        status: 429,
-        body: decisionErrorBody(429, 'The decision model is busy (rate limited upstream); retry after a moment', 'rate_limited', undefined, this.options.rateLimitedRetryAfterSeconds),
-      };
-    }
-    let status = 500;
-    let message = 'Internal error';
-    let code = 'internal_error';
-    if (error instanceof UpstreamError || error instanceof DecisionModelUnavailableError) {
-      // 5xx, connect errors and timeouts after retries and fallbacks; also an upstream 4xx, which
-      // is our prompt or configuration at fault, not the caller's request.
+  /**
+   * The decision endpoint's own terms for a backing-model failure (spec "Errors"): rate limited
+   * after retries and fallbacks is a 429 `rate_limited`; anything else upstream — 5xx, connect
+   * errors, timeouts, and a 4xx, which is our prompt or configuration at fault, not the caller's
+   * request — is a 503 `model_unavailable`.
+   */
+  private fail(call: DecisionCall, error: DomainError): TextFrame {
+    let answer = error;
+    if (error.cause instanceof UpstreamError && error.cause.status === 429) {
+      this.logger.warn(`decision ${call.requestId}: the backing model is rate limited: ${error.cause.message}`);
+      answer = new DomainError(ErrorCode.ModelRateLimited, 'The decision model is busy (rate limited upstream); retry after a moment', undefined, {
+        retryAfterSeconds: this.options.rateLimitedRetryAfterSeconds,
+      });
+    } else if (error.cause instanceof UpstreamError || error.code === ErrorCode.ModelUnavailable) {
       this.logger.warn(`decision ${call.requestId} failed upstream: ${error.message}`);
-      status = 503;
-      message = 'The decision model is temporarily unavailable; retry with backoff';
-      code = 'model_unavailable';
-    } else {
-      this.logger.error(`decision ${call.requestId} failed: ${(error as Error)?.stack ?? String(error)}`);
+      answer = new DomainError(ErrorCode.ModelUnavailable, 'The decision model is temporarily unavailable; retry with backoff');
     }
-    const body = decisionErrorBody(status, message, code);
-    body.request_id = call.requestId;
-    return { kind: 'json', status, body };
-  }
-
-  private record(call: DecisionCall, outcome: Outcome): Promise<void> {
-    // Errors are recorded too (with the tokens counted, if any), and metering charges them nothing.
-    return this.usage.record(call, {
-      model: DECISION_MODEL_ID,
-      route: DECISION_ROUTE,
-      inputTokens: outcome.inputTokens,
-      outputTokens: 0,
-      status: outcome.status,
-      provider: outcome.provider,
-    });
+    return { kind: 'json', status: answer.status, body: decisionErrorBody(answer, call.requestId) };
   }
 }

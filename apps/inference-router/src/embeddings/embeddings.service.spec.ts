@@ -3,8 +3,8 @@ import { EmbeddingsBody, EmbeddingsRequest, UsageRecordedEvent } from '@gateway/
 import { MediaCalls } from '../media/media-call';
 import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
 import { countTokens } from '../providers/token-count';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
-import { recordingPublisher } from '../usage/recording-publisher';
+import { UpstreamCaller } from '../providers/upstream-caller';
+import { recordingCalls } from '../testing/recording-publisher';
 import { EmbeddingsService } from './embeddings.service';
 
 const CATALOG = ModelCatalog.fromYaml(
@@ -30,7 +30,7 @@ describe('EmbeddingsService', () => {
     events = [];
     const simulator = new SimulatorAdapter();
     const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
-    service = new EmbeddingsService(new MediaCalls(CATALOG, recordingPublisher(events)), upstream);
+    service = new EmbeddingsService(new MediaCalls(CATALOG, recordingCalls(events)), upstream);
   });
 
   const embed = async (body: Partial<EmbeddingsBody>) => {

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { EmbeddingsRequest, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
+import { EmbeddingsRequest, ErrorCode, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
 import type { CatalogModel } from '@gateway/catalog';
-import type { EmbeddingRequest } from '../canonical/media.types';
-import { MediaCalls, MediaRequestError } from '../media/media-call';
+import type { EmbeddingRequest } from '@gateway/canonical';
+import { DomainError } from '@gateway/platform';
+import { MediaCalls } from '../media/media-call';
 import { countTokens } from '../providers/token-count';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
+import { UpstreamCaller } from '../providers/upstream-caller';
 import { encodeEmbedding } from './embedding-encoding';
 
 const positiveInt = (value: unknown): number | undefined => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined);
@@ -72,12 +73,12 @@ export class EmbeddingsService {
       const tokens = countTokens(input);
       if (perInput !== undefined && tokens > perInput) {
         const name = inputs.length === 1 ? 'input' : `input.${index}`;
-        throw new MediaRequestError(400, `${name} has ${tokens} tokens; ${model.config.id} takes at most ${perInput} per input`, 'input');
+        throw new DomainError(ErrorCode.InvalidRequest, `${name} has ${tokens} tokens; ${model.config.id} takes at most ${perInput} per input`, 'input');
       }
       total += tokens;
     }
     if (total > MediaLimits.embeddingTotalTokens) {
-      throw new MediaRequestError(400, `input has ${total} tokens in all; one request may carry at most ${MediaLimits.embeddingTotalTokens}`, 'input');
+      throw new DomainError(ErrorCode.InvalidRequest, `input has ${total} tokens in all; one request may carry at most ${MediaLimits.embeddingTotalTokens}`, 'input');
     }
     return total;
   }
@@ -85,7 +86,7 @@ export class EmbeddingsService {
   private dimensionsFor(model: CatalogModel, requested: number | undefined): number | undefined {
     const sizes = modelDimensions(model);
     if (requested !== undefined && sizes.max !== undefined && requested > sizes.max) {
-      throw new MediaRequestError(400, `dimensions must be at most ${sizes.max} for ${model.config.id}`, 'dimensions');
+      throw new DomainError(ErrorCode.InvalidRequest, `dimensions must be at most ${sizes.max} for ${model.config.id}`, 'dimensions');
     }
     return requested ?? sizes.default;
   }

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { MediaCalls } from '../media/media-call';
 import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
-import { recordingPublisher } from '../usage/recording-publisher';
+import { UpstreamCaller } from '../providers/upstream-caller';
+import { recordingCalls } from '../testing/recording-publisher';
 import { ImagesService } from './images.service';
 
 const CATALOG = ModelCatalog.fromYaml(
@@ -45,7 +45,7 @@ describe('ImagesService', () => {
     events = [];
     const simulator = new SimulatorAdapter();
     const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
-    service = new ImagesService(new MediaCalls(CATALOG, recordingPublisher(events)), upstream, store);
+    service = new ImagesService(new MediaCalls(CATALOG, recordingCalls(events)), upstream, store);
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -99,7 +99,7 @@ describe('ImagesService', () => {
     expect(await generate({ response_format: 'b64_json' })).toMatchObject({ kind: 'images' });
     expect(events[0].model).toBe('small-painter');
     const failed = await generate({ model: 'failing-painter' });
-    expect(failed).toMatchObject({ kind: 'json', status: 502, body: { error: { type: 'api_error' }, request_id: 'req_1' } });
+    expect(failed).toMatchObject({ kind: 'json', status: 502, body: { error: { type: 'server_error', code: 'upstream_error' }, request_id: 'req_1' } });
     expect(events[1]).toMatchObject({ model: 'failing-painter', status: 'error' });
   });
 });

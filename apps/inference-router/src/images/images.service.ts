@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  ErrorCode,
   GeneratedImage,
   ImageDefaults,
   ImageGenerationRequest,
@@ -13,9 +14,10 @@ import {
 import type { CatalogModel } from '@gateway/catalog';
 import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
-import type { GeneratedImageData, ImageRequest } from '../canonical/media.types';
-import { MediaCalls, MediaRequestError } from '../media/media-call';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
+import type { GeneratedImageData, ImageRequest } from '@gateway/canonical';
+import { DomainError } from '@gateway/platform';
+import { MediaCalls } from '../media/media-call';
+import { UpstreamCaller } from '../providers/upstream-caller';
 
 const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
 
@@ -27,7 +29,7 @@ function pick<T extends string>(field: string, requested: T | null | undefined, 
   const listedHere = allowed.filter((value) => listed?.includes(value));
   const offered = listedHere.length > 0 ? listedHere : [...allowed];
   if (requested !== undefined && requested !== null) {
-    if (!offered.includes(requested)) throw new MediaRequestError(400, `${field} must be one of ${offered.join(', ')} for ${model.config.id}`, field);
+    if (!offered.includes(requested)) throw new DomainError(ErrorCode.InvalidRequest, `${field} must be one of ${offered.join(', ')} for ${model.config.id}`, field);
     return requested;
   }
   return offered.includes(fallback) ? fallback : offered[0];
@@ -72,7 +74,7 @@ export class ImagesService {
     const { body } = request;
     const maxImages = Math.min(model.config.max_images ?? MediaLimits.imageCount, MediaLimits.imageCount);
     const n = body.n ?? ImageDefaults.n;
-    if (n > maxImages) throw new MediaRequestError(400, `n must be at most ${maxImages} for ${model.config.id}`, 'n');
+    if (n > maxImages) throw new DomainError(ErrorCode.InvalidRequest, `n must be at most ${maxImages} for ${model.config.id}`, 'n');
     return {
       model: model.config.id,
       prompt: body.prompt,

@@ -1,7 +1,9 @@
 import { ModelCatalog } from '@gateway/catalog';
-import { UsageRecordedEvent } from '@gateway/contracts';
-import { recordingPublisher } from '../usage/recording-publisher';
-import { MediaCalls, MediaRequestError } from './media-call';
+import { ErrorCode, UsageRecordedEvent } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import { MeteredCalls } from '../metering/metered-calls';
+import { recordingPublisher } from '../testing/recording-publisher';
+import { MediaCalls } from './media-call';
 
 const CATALOG = ModelCatalog.fromYaml('models: []\n', {}, () => undefined);
 const CALLER = { accountId: 'acct_1', keyId: 'key_1', keyType: 'master' as const, maskedKey: 'ek-...abcd', ip: '10.0.0.1', requestId: 'req_1' };
@@ -9,7 +11,8 @@ const CALLER = { accountId: 'acct_1', keyId: 'key_1', keyType: 'master' as const
 describe('MediaCalls', () => {
   it('counts a call in flight while it runs, whether it succeeds or fails, with one usage event each', async () => {
     const events: UsageRecordedEvent[] = [];
-    const calls = new MediaCalls(CATALOG, recordingPublisher(events));
+    const metered = new MeteredCalls(recordingPublisher(events));
+    const calls = new MediaCalls(CATALOG, metered);
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const running = calls.run(CALLER, 'embeddings', async (outcome) => {
@@ -19,12 +22,17 @@ describe('MediaCalls', () => {
     });
     const failing = calls.run({ ...CALLER, requestId: 'req_2' }, 'moderations', async () => {
       await gate;
-      throw new MediaRequestError(400, 'input is required', 'input');
+      throw new DomainError(ErrorCode.InvalidRequest, 'input is required', 'input');
     });
-    expect(calls.inFlight).toBe(2);
+    expect(metered.inFlight).toBe(2);
     release();
-    await Promise.all([running, failing]);
-    expect(calls.inFlight).toBe(0);
+    const [, refused] = await Promise.all([running, failing]);
+    expect(refused).toEqual({
+      kind: 'json',
+      status: 400,
+      body: { error: { message: 'input is required', type: 'invalid_request_error', code: 'invalid_request', param: 'input' } },
+    });
+    expect(metered.inFlight).toBe(0);
     await new Promise((resolve) => setImmediate(resolve));
     expect(events.map((event) => [event.requestId, event.status])).toEqual([
       ['req_1', 'success'],

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { MediaReply, MediaRoutes, ModerationsRequest } from '@gateway/contracts';
 import { randomUUID } from 'node:crypto';
-import type { ModerationRequest } from '../canonical/media.types';
+import type { ModerationRequest } from '@gateway/canonical';
 import { MediaCalls } from '../media/media-call';
 import { countTokens } from '../providers/token-count';
-import { UpstreamCaller } from '../text-generation/upstream-caller';
+import { UpstreamCaller } from '../providers/upstream-caller';
 
 /**
  * `POST /v1/moderations`: one result per input, in input order, with all 11 categories. Billed as

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayMetrics, Metrics } from '@gateway/platform';
-import { DecisionService } from '../decisions/decision.service';
-import { MediaCalls } from '../media/media-call';
-import { InflightRequests } from '../text-generation/inflight-requests';
+import { MeteredCalls } from '../metering/metered-calls';
 
 /**
  * The router's in-flight gauge: the generations, decisions and media calls (embeddings,
@@ -10,7 +8,7 @@ import { InflightRequests } from '../text-generation/inflight-requests';
  */
 @Injectable()
 export class RouterMetrics {
-  constructor(metrics: GatewayMetrics, generations: InflightRequests, decisions: DecisionService, media: MediaCalls) {
-    metrics.gauge(Metrics.inflightRequests, (gauge) => gauge.set(generations.size + decisions.inFlight + media.inFlight));
+  constructor(metrics: GatewayMetrics, calls: MeteredCalls) {
+    metrics.gauge(Metrics.inflightRequests, (gauge) => gauge.set(calls.inFlight));
   }
 }

@@ -1,9 +1,21 @@
-import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../canonical/canonical.types';
-import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '../canonical/media.types';
+import type {
+  CanonicalRequest,
+  CanonicalResponse,
+  CanonicalStreamEvent,
+  EmbeddingRequest,
+  EmbeddingResult,
+  ImageRequest,
+  ImageResult,
+  ModerationRequest,
+  ModerationResult,
+} from '@gateway/canonical';
+import { ErrorCode } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
 
 /** Where and how one catalog model is served: which adapter, which upstream model, which credentials. */
 export interface UpstreamRoute {
-  adapter: 'openai' | 'anthropic' | 'simulator';
+  /** The adapter's name in the registry (`provider-adapters.ts`). */
+  adapter: string;
   /** Upstream API root, e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`. */
   baseUrl?: string;
   upstreamModel: string;
@@ -27,6 +39,8 @@ export interface ProviderAdapter {
   embed?(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
   moderate?(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult>;
   generateImages?(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+  /** Releases the connection pool at shutdown, for adapters that hold one. */
+  close?(): Promise<void>;
 }
 
 /**
@@ -53,14 +67,6 @@ export class UpstreamError extends Error {
   }
 }
 
-/** An upstream failure as the client sees it: 4xx passed through, the rest as gateway errors (429, 502, 504). */
-export function clientStatusFor(error: UpstreamError): number {
-  if (isCredentialRefusal(error)) return 502;
-  if (error.status === 429) return 429;
-  if (error.status >= 400 && error.status < 500) return error.status;
-  return error.status === 0 ? 504 : 502;
-}
-
 /**
  * A provider refusing the gateway's own key for it (401, 403): the operator's problem, not the
  * caller's, whose key was fine. The caller gets a 502 that says so (never the provider's words
@@ -70,10 +76,25 @@ export function isCredentialRefusal(error: UpstreamError): boolean {
   return error.status === 401 || error.status === 403;
 }
 
-/** What the caller reads about an upstream failure, for the status clientStatusFor chose. */
-export function clientMessageFor(error: UpstreamError, status: number): string {
-  if (isCredentialRefusal(error)) return "The upstream provider refused the gateway's credentials for this model; the gateway's operator must fix its provider key";
-  return status < 500 ? error.message : `The upstream provider failed: ${error.message}`;
+/**
+ * An upstream failure as the caller sees it: a 4xx about the request passed through with its
+ * status and the upstream's message; a 429 as our 429; refused credentials, 5xx and broken
+ * streams as a 502, and no answer in time as a 504.
+ */
+export function upstreamDomainError(error: UpstreamError): DomainError {
+  const cause = { cause: error };
+  if (isCredentialRefusal(error)) {
+    return new DomainError(
+      ErrorCode.UpstreamFailed,
+      "The upstream provider refused the gateway's credentials for this model; the gateway's operator must fix its provider key",
+      undefined,
+      cause,
+    );
+  }
+  if (error.status === 429) return new DomainError(ErrorCode.RateLimited, error.message, undefined, cause);
+  if (error.status >= 400 && error.status < 500) return new DomainError(ErrorCode.InvalidRequest, error.message, undefined, { ...cause, status: error.status });
+  const code = error.status === 0 ? ErrorCode.UpstreamTimeout : ErrorCode.UpstreamFailed;
+  return new DomainError(code, `The upstream provider failed: ${error.message}`, undefined, cause);
 }
 
 /** 429 (rate limited) and 5xx (including Anthropic's 529 "overloaded") are worth retrying. */

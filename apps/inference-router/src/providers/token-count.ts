@@ -1,6 +1,6 @@
 import { countTextTokens } from '@gateway/platform';
 import { decodeGenerator, encode } from 'gpt-tokenizer';
-import type { CanonicalRequest, ToolCall, Usage } from '../canonical/canonical.types';
+import type { CanonicalRequest, ToolCall, Usage } from '@gateway/canonical';
 
 /**
  * Token counting with gpt-tokenizer (o200k_base, the GPT-4o/GPT-5 encoding). Exact for OpenAI

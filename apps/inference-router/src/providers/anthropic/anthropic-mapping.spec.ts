@@ -1,5 +1,5 @@
 import { encode } from 'gpt-tokenizer';
-import type { CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { CanonicalStreamEvent } from '@gateway/canonical';
 import { canonicalRequest, userText, weatherTool } from '../testing/canonical-fixtures';
 import {
   AnthropicStreamMapper,

@@ -10,8 +10,9 @@ import type {
   ToolCall,
   ToolChoice,
   Usage,
-} from '../../canonical/canonical.types';
-import { RequestValidationError } from '../../client-formats/validate';
+} from '@gateway/canonical';
+import { ErrorCode } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
 import { UpstreamError } from '../provider-adapter';
 import { completeUsage } from '../token-count';
 import { asRecord, malformedResponse } from '../upstream-http';
@@ -138,7 +139,8 @@ function maxTokensFor(maxTokens: number | undefined, thinkingBudget: number | un
     return thinkingBudget < ANTHROPIC_DEFAULT_MAX_TOKENS ? ANTHROPIC_DEFAULT_MAX_TOKENS : thinkingBudget + ANTHROPIC_DEFAULT_MAX_TOKENS;
   }
   if (maxTokens <= thinkingBudget) {
-    throw new RequestValidationError(
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
       `max_tokens (${maxTokens}) must be greater than the reasoning budget of ${thinkingBudget} tokens on this model ` +
         `(at least ${ANTHROPIC_MIN_THINKING_BUDGET}): reasoning tokens count against max_tokens`,
       'max_tokens',

@@ -1,4 +1,4 @@
-import type { CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { CanonicalStreamEvent } from '@gateway/canonical';
 import { UpstreamError, type UpstreamRoute } from '../provider-adapter';
 import { canonicalRequest, weatherTool } from '../testing/canonical-fixtures';
 import { collect, sendJson, sendSse, startFakeUpstream, type FakeUpstream, type SseEvent } from '../testing/fake-upstream';

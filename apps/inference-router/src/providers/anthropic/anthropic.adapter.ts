@@ -1,4 +1,4 @@
-import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
 import { AnthropicStreamMapper, fromAnthropicResponse, toAnthropicRequest, type AnthropicStreamEvent } from './anthropic-mapping';

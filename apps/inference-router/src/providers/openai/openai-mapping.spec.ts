@@ -1,5 +1,5 @@
 import { encode } from 'gpt-tokenizer';
-import type { CanonicalRequest, CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { CanonicalRequest, CanonicalStreamEvent } from '@gateway/canonical';
 import { UpstreamError } from '../provider-adapter';
 import { canonicalRequest, userText, weatherTool } from '../testing/canonical-fixtures';
 import { fromOpenAIFinishReason, fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';

@@ -10,7 +10,7 @@ import type {
   ToolCall,
   ToolChoice,
   Usage,
-} from '../../canonical/canonical.types';
+} from '@gateway/canonical';
 import { UpstreamError } from '../provider-adapter';
 import { completeUsage } from '../token-count';
 import { asRecord, malformedResponse, upstreamErrorMessage } from '../upstream-http';

@@ -1,5 +1,5 @@
 import { PNG } from 'pngjs';
-import type { EmbeddingRequest, ImageRequest } from '../../canonical/media.types';
+import type { EmbeddingRequest, ImageRequest } from '@gateway/canonical';
 import { UpstreamError, type UpstreamRoute } from '../provider-adapter';
 import { sendJson, startFakeUpstream, type FakeUpstream } from '../testing/fake-upstream';
 import { OpenAIAdapter } from './openai.adapter';

@@ -1,5 +1,5 @@
 import { ModerationCategories, type ModerationCategory } from '@gateway/contracts';
-import type { EmbeddingRequest, ImageRequest, ModerationResult, ModerationVerdict } from '../../canonical/media.types';
+import type { EmbeddingRequest, ImageRequest, ModerationResult, ModerationVerdict } from '@gateway/canonical';
 import { asRecord, malformedResponse } from '../upstream-http';
 
 /** `POST /embeddings`: the client's encoding is asked for upstream too; `dimensions` only when the client set it. */

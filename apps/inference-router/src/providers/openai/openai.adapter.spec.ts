@@ -1,5 +1,5 @@
 import { encode } from 'gpt-tokenizer';
-import type { CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { CanonicalStreamEvent } from '@gateway/canonical';
 import { UpstreamError, type UpstreamRoute } from '../provider-adapter';
 import { canonicalRequest, weatherTool } from '../testing/canonical-fixtures';
 import { collect, sendJson, sendSse, startFakeUpstream, type FakeUpstream } from '../testing/fake-upstream';

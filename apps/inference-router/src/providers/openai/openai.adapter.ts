@@ -1,5 +1,5 @@
-import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../../canonical/canonical.types';
-import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '../../canonical/media.types';
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
+import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { countTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';

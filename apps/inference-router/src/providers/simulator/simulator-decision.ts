@@ -1,4 +1,4 @@
-import type { CanonicalRequest } from '../../canonical/canonical.types';
+import type { CanonicalRequest } from '@gateway/canonical';
 import { countPromptTokens, countTokens } from '../token-count';
 import { simulatorTokenLogprobs } from './simulator-logprobs';
 import type { SimulatedTurn } from './simulator-turn';

@@ -1,4 +1,4 @@
-import type { TokenLogprob } from '../../canonical/canonical.types';
+import type { TokenLogprob } from '@gateway/canonical';
 import type { TokenPiece } from '../token-count';
 import { hash32 } from './simulator-random';
 import { SIMULATOR_VOCABULARY } from './simulator-text';

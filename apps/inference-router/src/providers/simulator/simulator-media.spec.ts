@@ -1,6 +1,6 @@
 import { ModerationCategories } from '@gateway/contracts';
 import { PNG } from 'pngjs';
-import type { EmbeddingRequest, ImageRequest } from '../../canonical/media.types';
+import type { EmbeddingRequest, ImageRequest } from '@gateway/canonical';
 import { UpstreamError, type UpstreamRoute } from '../provider-adapter';
 import { countTokens } from '../token-count';
 import { SimulatorAdapter } from './simulator.adapter';

@@ -1,5 +1,5 @@
 import { ModerationCategories, type ModerationCategory } from '@gateway/contracts';
-import type { ModerationVerdict } from '../../canonical/media.types';
+import type { ModerationVerdict } from '@gateway/canonical';
 import { hash32 } from './simulator-random';
 
 /**

@@ -1,4 +1,4 @@
-import type { CanonicalRequest, ToolCall, ToolDefinition } from '../../canonical/canonical.types';
+import type { CanonicalRequest, ToolCall, ToolDefinition } from '@gateway/canonical';
 import { hash32, hashHex } from './simulator-random';
 
 /**

@@ -1,4 +1,4 @@
-import type { CanonicalMessage, CanonicalRequest, StopReason, TokenLogprob, ToolCall, Usage } from '../../canonical/canonical.types';
+import type { CanonicalMessage, CanonicalRequest, StopReason, TokenLogprob, ToolCall, Usage } from '@gateway/canonical';
 import { countOutputTokens, countPromptTokens, countTokens, splitTokenPieces, type TokenPiece } from '../token-count';
 import { simulateDecisionTurn } from './simulator-decision';
 import { pieceLogprobs } from './simulator-logprobs';

@@ -1,5 +1,5 @@
 import { encode } from 'gpt-tokenizer';
-import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../../canonical/canonical.types';
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import { UpstreamError, type UpstreamRoute } from '../provider-adapter';
 import { canonicalRequest, userText, weatherTool } from '../testing/canonical-fixtures';
 import { collect } from '../testing/fake-upstream';

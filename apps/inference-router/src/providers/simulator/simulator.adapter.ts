@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '../../canonical/canonical.types';
-import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '../../canonical/media.types';
+import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
+import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../provider-adapter';
 import { countTokens, splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';

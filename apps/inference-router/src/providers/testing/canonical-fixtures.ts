@@ -1,4 +1,4 @@
-import type { CanonicalMessage, CanonicalRequest, ToolDefinition } from '../../canonical/canonical.types';
+import type { CanonicalMessage, CanonicalRequest, ToolDefinition } from '@gateway/canonical';
 
 /** A minimal canonical request for tests; override what the test is about. */
 export function canonicalRequest(overrides: Partial<CanonicalRequest> = {}): CanonicalRequest {

@@ -1,0 +1,77 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ErrorCode, type CallerContext, type UsageRecordedEvent, type UsageStatus } from '@gateway/contracts';
+import type { DomainError } from '@gateway/platform';
+import { UpstreamError } from '../providers/provider-adapter';
+import { toDomainError } from '../errors/error-reply';
+import { UsagePublisher } from '../usage/usage.publisher';
+
+/** What one call used, for its usage event; the work fills it in as it goes. */
+export interface CallOutcome {
+  /** `success` unless the work says otherwise (a stream that failed after it started) or throws. */
+  status: UsageStatus;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** Images generated. */
+  units?: number;
+  provider?: string;
+}
+
+export interface MeteredCall {
+  caller: CallerContext;
+  /** The usage route (`chat/completions`, `embeddings`, `decisions`, ...). */
+  route: UsageRecordedEvent['route'];
+  /** The model until the work knows better (the id the client sent). */
+  model?: string;
+  /** Fires when the client went away: the call is `cancelled` and gets no error reply. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The lifecycle every metered router call shares (text generation, media, decisions): counted in
+ * flight while it runs; exactly one usage event when it settles — `error` for every failure, which
+ * metering charges nothing, `cancelled` when the client went away; and every failure turned into
+ * a `DomainError` for the caller's reply, an unexpected one logged with its stack.
+ */
+@Injectable()
+export class MeteredCalls {
+  private readonly logger = new Logger(MeteredCalls.name);
+  private running = 0;
+
+  constructor(private readonly usage: UsagePublisher) {}
+
+  /** Calls in progress, for the router's in-flight gauge. */
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /**
+   * Runs `work`; on failure returns what `reply` makes of the error, or undefined when the client
+   * already went away (nobody is listening, whatever the upstream call threw on abort).
+   */
+  async run<T>(call: MeteredCall, work: (outcome: CallOutcome) => Promise<T>, reply: (error: DomainError) => T): Promise<T | undefined> {
+    const outcome: CallOutcome = { status: 'success', model: call.model ?? '', inputTokens: 0, outputTokens: 0 };
+    this.running++;
+    try {
+      return await work(outcome);
+    } catch (error) {
+      if (call.signal?.aborted) return undefined;
+      outcome.status = 'error';
+      outcome.units = undefined;
+      return reply(this.failure(call, error));
+    } finally {
+      this.running--;
+      if (call.signal?.aborted) outcome.status = 'cancelled';
+      const { model, inputTokens, outputTokens, units, status, provider } = outcome;
+      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, units, status, provider });
+    }
+  }
+
+  private failure(call: MeteredCall, error: unknown): DomainError {
+    const domain = toDomainError(error);
+    const request = `${call.route} ${call.caller.requestId}`;
+    if (error instanceof UpstreamError) this.logger.warn(`${request} failed upstream: ${error.message}`);
+    else if (domain.code === ErrorCode.Internal) this.logger.error(`${request} failed: ${(error as Error)?.stack ?? String(error)}`);
+    return domain;
+  }
+}

@@ -1,0 +1,57 @@
+import { type AdapterName, ModelCatalog } from '@gateway/catalog';
+import type { TextFrame, UsageRecordedEvent } from '@gateway/contracts';
+import { firstValueFrom, toArray } from 'rxjs';
+import { recordingCalls } from '../../../testing/recording-publisher';
+import { InflightRequests } from '../../../text-generation/inflight-requests';
+import { TextGenerationService } from '../../../text-generation/text-generation.service';
+import { createProviderAdapters } from '../../provider-adapters';
+import { UpstreamCaller } from '../../upstream-caller';
+import { EchoAdapter } from './echo.adapter';
+
+/** A catalog with one model served by the adapter registered as `echo`. */
+function echoCatalog(): ModelCatalog {
+  const yaml = `models:
+  - id: echo-1
+    pricing: { input: 0, output: 0 }
+    endpoints: [chat.completions, messages]
+    routes:
+      - { adapter: simulator, upstream_model: echo-upstream }
+`;
+  const model = ModelCatalog.fromYaml(yaml, {}, () => undefined).get('echo-1')!;
+  // The catalog accepts the adapter names in its ADAPTERS list; a real provider adds its name there.
+  return new ModelCatalog([{ ...model, routes: model.routes.map((route) => ({ ...route, adapter: 'echo' as AdapterName })) }]);
+}
+
+describe('a new provider (the contributor guide example)', () => {
+  const adapters = { ...createProviderAdapters({ simulatorTokenDelayMs: 0 }), echo: new EchoAdapter() };
+  const upstream = new UpstreamCaller(adapters, { attemptsPerRoute: 1, baseDelayMs: 0 });
+  const events: UsageRecordedEvent[] = [];
+  const service = new TextGenerationService(echoCatalog(), upstream, recordingCalls(events), new InflightRequests());
+  const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'req_echo' };
+
+  it('serves a chat completion through the registered adapter, with its usage event', async () => {
+    const body = { model: 'echo-1', messages: [{ role: 'user', content: 'hello, gateway' }] };
+    const frames: TextFrame[] = await firstValueFrom(service.generate({ ...caller, format: 'chat', body }).pipe(toArray()));
+    expect(frames).toEqual([
+      {
+        kind: 'json',
+        status: 200,
+        body: expect.objectContaining({
+          object: 'chat.completion',
+          model: 'echo-1',
+          choices: [expect.objectContaining({ message: expect.objectContaining({ role: 'assistant', content: 'hello, gateway' }), finish_reason: 'stop' })],
+        }),
+      },
+    ]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual([expect.objectContaining({ requestId: 'req_echo', model: 'echo-1', provider: 'echo', status: 'success' })]);
+  });
+
+  it('streams in the client format too', async () => {
+    const body = { model: 'echo-1', stream: true, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+    const frames = await firstValueFrom(service.generate({ ...caller, requestId: 'req_echo_2', format: 'messages', body }).pipe(toArray()));
+    const sse = frames.flatMap((frame) => (frame.kind === 'sse' ? frame.frames : [])).join('');
+    expect(sse).toContain('"text":"hi"');
+    expect(sse).toContain('event: message_stop');
+  });
+});

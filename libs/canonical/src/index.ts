@@ -1,0 +1,2 @@
+export * from './canonical.types';
+export * from './media.types';

@@ -1,0 +1,12 @@
+export type { ClientFormat } from './client-format';
+export { CLIENT_FORMATS, clientFormat } from './registry';
+export { chatFormat } from './chat';
+export { responsesFormat } from './responses';
+export { messagesFormat } from './messages';
+export { openaiErrorBody, openaiErrorCode, openaiErrorType, type OpenAIErrorBody } from './chat/error-body';
+export { anthropicErrorBody, anthropicErrorType, type AnthropicErrorBody } from './messages/error-body';
+export { detailErrorBody } from './detail/error-body';
+export type { WireError } from './common/wire-error';
+export type { ParsedClientRequest, ParseOptions } from './common/parse-common';
+export type { RenderContext } from './common/render-common';
+export type { StreamEncoder } from './common/stream-encoder';

@@ -1,0 +1,15 @@
+import { openaiErrorBody } from '../chat/error-body';
+import type { ClientFormat } from '../client-format';
+import { responsesStreamErrorFrame } from './error-body';
+import { parseResponsesRequest } from './parse-responses';
+import { renderResponses } from './render-responses';
+import { ResponsesStreamEncoder } from './stream-responses';
+
+/** OpenAI responses, `POST /v1/responses`. */
+export const responsesFormat: ClientFormat = {
+  parse: parseResponsesRequest,
+  render: renderResponses,
+  createStreamEncoder: (context) => new ResponsesStreamEncoder(context),
+  errorBody: openaiErrorBody,
+  streamErrorFrame: responsesStreamErrorFrame,
+};

@@ -1,0 +1,107 @@
+/** Canonical response → a `Response` object (`openai` v6), the non-streaming reply; its pieces serve the stream too. */
+import type { CanonicalResponse, TokenLogprob, ToolCall, ToolChoice, ToolDefinition, Usage } from '@gateway/canonical';
+import {
+  logprobsWithBytes,
+  prefixedId,
+  type RenderContext,
+  responsesIncompleteReason,
+  responsesItemIds,
+  responsesUsage,
+  visibleReasoning,
+} from '../common/render-common';
+
+export function renderResponses(response: CanonicalResponse, context: RenderContext): object {
+  const ids = responsesItemIds(response.id);
+  const output: object[] = [];
+  const reasoning = visibleReasoning(response.reasoning, context);
+  if (reasoning !== undefined) output.push(responsesReasoningItem(ids.reasoning(0), reasoning));
+  // A message item carries the text; a reply of only tool calls has none.
+  if (response.text !== '' || response.toolCalls.length === 0) {
+    output.push(responsesMessageItem(ids.message(0), response.text, 'completed', response.logprobs));
+  }
+  response.toolCalls.forEach((call, i) => output.push(responsesFunctionCallItem(ids.functionCall(i), call, call.arguments, 'completed')));
+  return responsesEnvelope(
+    { id: response.id, createdAt: response.created, model: response.model, output, stopReason: response.stopReason, usage: response.usage },
+    context,
+  );
+}
+
+export interface ResponsesEnvelopeFields {
+  id: string;
+  createdAt: number;
+  model: string;
+  output: object[];
+  /** Absent while the response is still being generated (stream `response.created`). */
+  stopReason?: CanonicalResponse['stopReason'];
+  usage?: Usage;
+}
+
+/** The `Response` object around the output items, echoing the request's settings as OpenAI does. */
+export function responsesEnvelope(fields: ResponsesEnvelopeFields, context: RenderContext): object {
+  const { request } = context;
+  const incomplete = fields.stopReason ? responsesIncompleteReason(fields.stopReason) : undefined;
+  const status = !fields.stopReason ? 'in_progress' : incomplete ? 'incomplete' : 'completed';
+  return {
+    id: prefixedId('resp_', fields.id),
+    object: 'response',
+    created_at: fields.createdAt,
+    status,
+    error: null,
+    incomplete_details: incomplete ? { reason: incomplete } : null,
+    instructions: request.system ?? null,
+    max_output_tokens: request.maxTokens ?? null,
+    model: fields.model,
+    output: fields.output,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: null },
+    store: false,
+    temperature: request.temperature ?? 1,
+    text: { format: { type: 'text' } },
+    tool_choice: responsesToolChoice(request.toolChoice),
+    tools: (request.tools ?? []).map(responsesTool),
+    top_p: request.topP ?? 1,
+    truncation: 'disabled',
+    usage: fields.usage ? responsesUsage(fields.usage) : null,
+    user: request.user ?? null,
+    metadata: context.metadata ?? {},
+  };
+}
+
+function responsesToolChoice(choice: ToolChoice | undefined): unknown {
+  if (choice === undefined) return 'auto';
+  return typeof choice === 'string' ? choice : { type: 'function', name: choice.name };
+}
+
+function responsesTool(tool: ToolDefinition): object {
+  return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: false };
+}
+
+export function responsesReasoningItem(id: string, text: string): object {
+  return { id, type: 'reasoning', summary: text === '' ? [] : [{ type: 'summary_text', text }] };
+}
+
+export function responsesOutputText(text: string, logprobs?: TokenLogprob[]): object {
+  const part: Record<string, unknown> = { type: 'output_text', text, annotations: [] };
+  if (logprobs) part.logprobs = logprobsWithBytes(logprobs);
+  return part;
+}
+
+export function responsesMessageItem(
+  id: string,
+  text: string,
+  status: 'in_progress' | 'completed',
+  logprobs?: TokenLogprob[],
+): object {
+  const content = status === 'in_progress' ? [] : [responsesOutputText(text, logprobs)];
+  return { id, type: 'message', status, role: 'assistant', content };
+}
+
+export function responsesFunctionCallItem(
+  id: string,
+  call: Pick<ToolCall, 'id' | 'name'>,
+  args: string,
+  status: 'in_progress' | 'completed',
+): object {
+  return { id, type: 'function_call', status, call_id: call.id, name: call.name, arguments: args };
+}
