@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountLogsRequest, AccountSummaryRequest, LogEntry, LogsPage, LogsQuery, Principal, Subjects, UsageSummary } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '../auth/auth.decorators';
+import { FreeSummaryPoll } from '../policy/metering.decorators';
 import { ServiceClient } from '../nats/service-client';
 import { LogEntrySchema, UsageSummarySchema } from './account.openapi';
 
@@ -16,6 +17,7 @@ export class AccountController {
   constructor(private readonly services: ServiceClient) {}
 
   @Get('me')
+  @FreeSummaryPoll()
   @ApiOperation({ summary: 'Usage summary', description: 'May be polled once a minute without counting against the rate limit.' })
   @ApiOkResponse({ type: UsageSummarySchema })
   me(@CurrentPrincipal() principal: Principal): Promise<UsageSummary> {

@@ -4,6 +4,9 @@ import { ModelCatalog } from '@gateway/catalog';
 import { DECISION_MODEL_ID } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { DecisionModelRoute, Public } from '../auth/auth.decorators';
+import { estimateDecisionCost } from '../billing/request-cost';
+import { OwnPrototypeCheck } from '../policy/body-policy.decorator';
+import { Metered, Unmetered } from '../policy/metering.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { ApiErrors } from '../openapi/api-docs.decorators';
 import { DecisionsService } from './decisions.service';
@@ -29,6 +32,7 @@ export class DecisionsController {
 
   @Get(['systemone', 'decisions'])
   @Public()
+  @Unmetered('describes the model from the catalog; nothing is sent to the router')
   @ApiOperation({ summary: 'Describe the decision model', description: '`/v1/decisions` is an alias of `/v1/systemone`. No key needed.' })
   @ApiOkResponse({ type: DecisionModelInfoSchema })
   info(): DecisionModelInfo {
@@ -43,6 +47,8 @@ export class DecisionsController {
   }
 
   @Post(['systemone', 'decisions'])
+  @Metered((catalog, body) => estimateDecisionCost(catalog, body))
+  @OwnPrototypeCheck()
   @DecisionModelRoute()
   @HttpCode(200)
   @ApiOperation({

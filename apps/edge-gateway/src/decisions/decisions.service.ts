@@ -11,12 +11,14 @@ import { BudgetService } from '../billing/budget.service';
 import { NATS_CLIENT, ServiceClient } from '../nats/service-client';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { INFERENCE_IDLE_TIMEOUT_MS } from '../text-generation/text-generation.service';
+import { MeteredRelay } from '../policy/metering.decorators';
 
 /**
  * Relays a decision to the router: the input cost (decisions bill input tokens only) is reserved
  * first, and the router's one JSON answer is returned with its status; a 429 carries Retry-After.
  */
 @Injectable()
+@MeteredRelay()
 export class DecisionsService {
   constructor(
     @Inject(NATS_CLIENT) private readonly nats: ClientProxy,

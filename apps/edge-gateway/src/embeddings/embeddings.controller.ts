@@ -7,6 +7,8 @@ import { mediaErrors } from '../media/media.openapi';
 import { sendMediaReply } from '../media/media-reply';
 import { ApiErrors } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { estimateInputCost } from '../billing/request-cost';
+import { Metered } from '../policy/metering.decorators';
 import { EmbeddingListSchema } from './embeddings.openapi';
 
 @ApiTags('Embeddings')
@@ -16,6 +18,7 @@ export class EmbeddingsController {
 
   @Post('embeddings')
   @HttpCode(200)
+  @Metered((catalog, body) => estimateInputCost(catalog, MediaRoutes.embeddings, body))
   @ApiOperation({
     summary: 'Embed text (OpenAI format)',
     description: '`input` is a string or an array of strings; each vector carries its input\'s `index`. Charged the input tokens at the model\'s input price.',

@@ -58,7 +58,7 @@ export class DetailErrorBody {
   request_id?: string;
 }
 
-/** The body schema of each error format (see error-formats.ts for which routes use which). */
+/** The body schema of each error format; a route picks its format with `@ErrorFormat`. */
 export const ERROR_BODY_SCHEMAS: Record<ErrorFormat, new () => object> = {
   openai: OpenAIErrorBody,
   anthropic: AnthropicErrorBody,

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody, errorFormatFor } from './error-formats';
+import { errorFormatOf } from '../policy/error-format.decorator';
+import { errorBody } from './error-formats';
 import { toHttpError } from './to-http-error';
 
 /** The one place an HTTP error body is written (Nest filters and Fastify's error handler both call it). */
@@ -12,7 +13,7 @@ export function sendError(exception: unknown, request: FastifyRequest, reply: Fa
     logger.error(`${request.method} ${request.routeOptions.url ?? 'unmatched route'} failed (request ${request.id}): ${detail}`);
   }
   if (reply.sent) return;
-  void reply.status(error.status).send(errorBody(errorFormatFor(request.url), error, String(request.id)));
+  void reply.status(error.status).send(errorBody(errorFormatOf(request), error, String(request.id)));
 }
 
 @Catch()

@@ -2,21 +2,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as secureJson from 'secure-json-parse';
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
+import { ownsPrototypeCheck } from '../policy/body-policy.decorator';
 
 const invalidBody = (message: string) => new DomainError(ErrorCode.InvalidRequest, message);
 
 export const FORBIDDEN_KEY_MESSAGE = 'Request body contains a forbidden key (__proto__, or constructor with prototype)';
 
 /**
- * Routes that validate `__proto__` keys themselves, with a message naming the field (a decision's
- * question id). JSON.parse keeps such a key as an own property; it never reaches a prototype as
- * long as nothing copies the body with Object.assign.
- */
-const OWN_PROTO_CHECK = new Set(['/v1/systemone', '/v1/decisions']);
-
-/**
  * JSON bodies for every route: an empty body counts as none; invalid JSON and bodies that would
- * reach an object's prototype (`__proto__`, `constructor.prototype`) are refused with 400.
+ * reach an object's prototype (`__proto__`, `constructor.prototype`) are refused with 400, unless
+ * the route declares `@OwnPrototypeCheck()`.
  */
 export function registerJsonBodyParser(fastify: FastifyInstance, bodyLimit: number): void {
   fastify.addContentTypeParser(
@@ -31,7 +26,7 @@ export function registerJsonBodyParser(fastify: FastifyInstance, bodyLimit: numb
       } catch {
         return done(invalidBody('Request body is not valid JSON'));
       }
-      if (typeof parsed === 'object' && parsed !== null && !OWN_PROTO_CHECK.has(request.url.split('?', 1)[0])) {
+      if (typeof parsed === 'object' && parsed !== null && !ownsPrototypeCheck(request)) {
         try {
           secureJson.scan(parsed, { protoAction: 'error', constructorAction: 'error' });
         } catch {

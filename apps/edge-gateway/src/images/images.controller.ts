@@ -8,6 +8,8 @@ import { mediaErrors } from '../media/media.openapi';
 import { sendMediaReply } from '../media/media-reply';
 import { ApiErrors } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { estimateItemCost, imageCount } from '../billing/request-cost';
+import { Metered } from '../policy/metering.decorators';
 import { ImageGenerationResultSchema } from './images.openapi';
 
 @ApiTags('Images')
@@ -20,6 +22,7 @@ export class ImagesController {
 
   @Post('generations')
   @HttpCode(200)
+  @Metered((catalog, body) => estimateItemCost(catalog, MediaRoutes.images, body, imageCount(body)))
   @ApiOperation({
     summary: 'Generate images (OpenAI format)',
     description:

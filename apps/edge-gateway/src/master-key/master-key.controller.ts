@@ -4,10 +4,12 @@ import { AccountScoped, Principal, Subjects } from '@gateway/contracts';
 import { AuthCacheService } from '../auth/auth-cache.service';
 import { CurrentPrincipal, KeyTypes } from '../auth/auth.decorators';
 import { ServiceClient } from '../nats/service-client';
+import { ErrorFormat } from '../policy/error-format.decorator';
 import { RegeneratedKeySchema } from './master-key.openapi';
 
 @ApiTags('Keys')
 @Controller('auth/key')
+@ErrorFormat('detail')
 export class MasterKeyController {
   constructor(
     private readonly services: ServiceClient,

@@ -12,6 +12,7 @@ import { NATS_CLIENT } from '../nats/service-client';
 import { isNatsPayloadTooLarge } from '../errors/to-http-error';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { INFERENCE_IDLE_TIMEOUT_MS } from '../text-generation/text-generation.service';
+import { MeteredRelay } from '../policy/metering.decorators';
 
 /** A validated media body; `model` may be absent where the route has a default model. */
 type MediaBody = { model?: string | null } & object;
@@ -23,6 +24,7 @@ type MediaBody = { model?: string | null } & object;
  * router never answers releases its reservation, since no usage event will settle it.
  */
 @Injectable()
+@MeteredRelay()
 export class MediaRelayService {
   constructor(
     @Inject(NATS_CLIENT) private readonly nats: ClientProxy,

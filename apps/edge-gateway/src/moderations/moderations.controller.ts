@@ -7,6 +7,8 @@ import { mediaErrors } from '../media/media.openapi';
 import { sendMediaReply } from '../media/media-reply';
 import { ApiErrors } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { estimateInputCost } from '../billing/request-cost';
+import { Metered } from '../policy/metering.decorators';
 import { ModerationResultSchema } from './moderations.openapi';
 
 @ApiTags('Moderations')
@@ -16,6 +18,7 @@ export class ModerationsController {
 
   @Post('moderations')
   @HttpCode(200)
+  @Metered((catalog, body) => estimateInputCost(catalog, MediaRoutes.moderations, body))
   @ApiOperation({
     summary: 'Classify text against the 11 moderation categories (OpenAI format)',
     description: "One result per input, in order. Without `model`: the catalog's first moderation model. Charged the input tokens at the model's input price.",

@@ -7,7 +7,8 @@ import type { Logger as Pino } from 'pino';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { bearerKey } from '../auth/api-key.guard';
 import type { AuthenticatedRequest } from '../auth/auth.decorators';
-import { errorBody, errorFormatFor } from '../errors/error-formats';
+import { errorBody } from '../errors/error-formats';
+import { errorFormatOf } from '../policy/error-format.decorator';
 import { clientRequestId } from '../http/client-request-id';
 import { requestTrace } from './traced-http-server';
 
@@ -142,7 +143,7 @@ export class RequestObserver {
     return reply
       .status(503)
       .headers({ connection: 'close', 'retry-after': '1' })
-      .send(errorBody(errorFormatFor(request.url), problem, String(request.id)));
+      .send(errorBody(errorFormatOf(request), problem, String(request.id)));
   }
 }
 

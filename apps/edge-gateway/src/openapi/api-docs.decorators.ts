@@ -4,7 +4,7 @@ import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 /**
  * Statuses a route answers beyond those the document adds to every route by itself (see
  * `finishDocument`: 401, 403, 429, 500 and 503 on authenticated routes, 400 and 413 where there is
- * input). The error body's schema is added by route family, as the exception filter chooses it.
+ * input). The error body's schema follows the route's `@ErrorFormat`, as the exception filter does.
  */
 export const ApiErrors = (descriptions: Record<number, string>) =>
   applyDecorators(...Object.entries(descriptions).map(([status, description]) => ApiResponse({ status: Number(status), description })));

@@ -2,8 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { SecuritySchemes } from '../auth/auth.decorators';
 import { ERROR_BODY_SCHEMAS } from '../errors/error-bodies.openapi';
-import { errorFormatFor } from '../errors/error-formats';
 import { publicPathOf } from '../http/legacy-urls';
+import { documentedErrorFormat, ERROR_FORMAT_EXTENSION } from '../policy/error-format.decorator';
 import { toOpenApi31 } from './openapi-31';
 
 type Json = Record<string, any>;
@@ -109,7 +109,9 @@ function finishOperation(path: string, method: string, operation: Json): void {
   }
   for (const status of statuses) responses[status] ??= { description: COMMON_ERRORS[status] };
 
-  const errorSchema = { $ref: getSchemaPath(ERROR_BODY_SCHEMAS[errorFormatFor(path)]) };
+  // The route's `@ErrorFormat`, the same declaration the exception filter answers by.
+  const errorSchema = { $ref: getSchemaPath(ERROR_BODY_SCHEMAS[documentedErrorFormat(operation)]) };
+  delete operation[ERROR_FORMAT_EXTENSION];
   for (const [status, response] of Object.entries(responses)) {
     const code = Number(status);
     if (!response.description) response.description = code < 300 ? 'OK' : COMMON_ERRORS[code] ?? '';

@@ -16,6 +16,7 @@ import { LEGACY_QUERY_LOOKUP_PATH } from '../http/legacy-urls';
 import { checkProxyKey } from '../auth/access-policy';
 import { AuthenticatedRequest, CurrentPrincipal, KeyTypes, SkipAccessChecks } from '../auth/auth.decorators';
 import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ErrorFormat } from '../policy/error-format.decorator';
 import { MessageResponseSchema, ProxyKeyRecordSchema, ToggleResponseSchema, ValidateResponseSchema } from './proxy-keys.openapi';
 import { ProxyKeysService } from './proxy-keys.service';
 
@@ -34,6 +35,7 @@ export interface ValidateResponse {
  */
 @ApiTags('Proxy keys')
 @Controller('auth')
+@ErrorFormat('detail')
 export class ProxyKeysController {
   constructor(private readonly proxyKeys: ProxyKeysService) {}
 

@@ -1,34 +1,21 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, MediaRoutes, Plan, VIDEO_ROUTE } from '@gateway/contracts';
+import { ErrorCode, Plan } from '@gateway/contracts';
 import { DomainError, RedisConnection } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
-import { CostEstimate, estimateDecisionCost, estimateInputCost, estimateItemCost, estimateTextCost, imageCount } from '../billing/request-cost';
+import { CostEstimate } from '../billing/request-cost';
+import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/metering.decorators';
 import { RateLimit } from './plan-limits';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
 
 export const PLAN_RATE_LIMITS = Symbol('PLAN_RATE_LIMITS');
 
-const SUMMARY_ROUTE = '/v1/user/me';
-
 type Body = Record<string, unknown>;
 
-/** The metered POST routes: how each one's worst case (tokens for the rate limit, credits for the budget) is estimated. */
-const ESTIMATES = new Map<string, (catalog: ModelCatalog, body: Body) => CostEstimate | null>([
-  ['/v1/chat/completions', estimateTextCost],
-  ['/v1/responses', estimateTextCost],
-  ['/v1/messages', estimateTextCost],
-  ['/v1/systemone', (catalog, body) => estimateDecisionCost(catalog, body)],
-  ['/v1/decisions', (catalog, body) => estimateDecisionCost(catalog, body)],
-  ['/v1/embeddings', (catalog, body) => estimateInputCost(catalog, MediaRoutes.embeddings, body)],
-  ['/v1/moderations', (catalog, body) => estimateInputCost(catalog, MediaRoutes.moderations, body)],
-  ['/v1/images/generations', (catalog, body) => estimateItemCost(catalog, MediaRoutes.images, body, imageCount(body))],
-  ['/v1/videos/generations', (catalog, body) => estimateItemCost(catalog, VIDEO_ROUTE, body)],
-]);
-
 export interface MeteredRequest extends AuthenticatedRequest {
-  /** Set on metered routes (see ESTIMATES): the worst case the budget reservation uses too. */
+  /** Set on `@Metered` routes: the worst case the budget reservation uses too. */
   costEstimate?: CostEstimate | null;
 }
 
@@ -46,7 +33,8 @@ function setHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
 /**
  * The plan's requests- and tokens-per-minute limits, after authentication, on every authenticated
  * route. Text-generation requests count their prompt tokens plus their output cap, decisions,
- * embeddings and moderations their input tokens, images none.
+ * embeddings and moderations their input tokens, images none: each route's `@Metered` estimator
+ * says which. `@FreeSummaryPoll()` routes are free once a minute.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
@@ -55,6 +43,7 @@ export class RateLimitGuard implements CanActivate {
   constructor(
     redis: RedisConnection,
     private readonly catalog: ModelCatalog,
+    private readonly reflector: Reflector,
     @Inject(PLAN_RATE_LIMITS) private readonly limits: Record<Plan, RateLimit>,
   ) {
     this.limiter = new RateLimiter(redis.client);
@@ -64,14 +53,14 @@ export class RateLimitGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<MeteredRequest>();
     if (!request.principal) return true; // a public route
     const reply = context.switchToHttp().getResponse<FastifyReply>();
-    const path = request.url.split('?', 1)[0];
+    const handler = context.getHandler();
     const accountId = request.principal.accountId;
     const limit = this.limits[request.principal.plan];
     const body = request.body && typeof request.body === 'object' ? (request.body as Body) : undefined;
-    const estimate = request.method === 'POST' ? ESTIMATES.get(path) : undefined;
+    const estimate = this.reflector.get<CostEstimator | undefined>(METERED_ROUTE, handler);
     if (body && estimate) request.costEstimate = estimate(this.catalog, body);
     const tokens = request.costEstimate?.tokens ?? 0;
-    if (path === SUMMARY_ROUTE && (await this.limiter.freeSummaryPoll(accountId))) {
+    if (this.reflector.get<boolean | undefined>(FREE_SUMMARY_POLL, handler) && (await this.limiter.freeSummaryPoll(accountId))) {
       setHeaders(reply, await this.limiter.peek(accountId, limit));
       return true;
     }

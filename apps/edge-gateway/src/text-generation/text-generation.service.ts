@@ -8,11 +8,13 @@ import { Subscription, timeout } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { callerContext } from '../auth/caller-context';
-import { errorBody, errorFormatFor } from '../errors/error-formats';
+import { errorBody } from '../errors/error-formats';
 import { streamErrorFrame } from '../errors/stream-error-frame';
 import { toHttpError } from '../errors/to-http-error';
 import { NATS_CLIENT, ServiceClient } from '../nats/service-client';
 import { RequestObserver } from '../observability/request-observer';
+import { errorFormatOf } from '../policy/error-format.decorator';
+import { MeteredRelay } from '../policy/metering.decorators';
 
 export const INFERENCE_IDLE_TIMEOUT_MS = Symbol('INFERENCE_IDLE_TIMEOUT_MS');
 
@@ -30,6 +32,7 @@ const SSE_HEADERS = {
  * that disconnects cancels the router's upstream call.
  */
 @Injectable()
+@MeteredRelay()
 export class TextGenerationService {
   private readonly logger = new Logger(TextGenerationService.name);
 
@@ -93,7 +96,7 @@ export class TextGenerationService {
             // Headers are gone: the failure becomes the stream's last event, in the client's format.
             reply.raw.end(streamErrorFrame(format, problem, requestId, eventsWritten));
           } else {
-            void reply.status(problem.status).send(errorBody(errorFormatFor(request.url), problem, requestId));
+            void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
           }
           finish();
         },
@@ -102,7 +105,7 @@ export class TextGenerationService {
           else if (!answered && !reply.raw.destroyed) {
             // The router ended the exchange without an answer (it was cancelled under the client).
             const problem = { status: 502, message: 'The inference router ended the request without an answer; quote the request id when reporting it' };
-            void reply.status(problem.status).send(errorBody(errorFormatFor(request.url), problem, requestId));
+            void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
           }
           finish();
         },

@@ -1,8 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { VideoGenerationBody } from '@gateway/contracts';
+import { VIDEO_ROUTE, VideoGenerationBody } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { estimateItemCost } from '../billing/request-cost';
+import { Metered, Unmetered } from '../policy/metering.decorators';
 import { AcceptEventStreamGuard } from './accept-event-stream.guard';
 import { VideosService } from './videos.service';
 import { ApiErrors } from '../openapi/api-docs.decorators';
@@ -40,6 +42,7 @@ export class VideosController {
 
   @Post()
   @HttpCode(200)
+  @Metered((catalog, body) => estimateItemCost(catalog, VIDEO_ROUTE, body))
   @ApiOperation({
     summary: 'Generate a video (server-sent events)',
     description: 'Send `Accept: text/event-stream`. The job outlives the connection: re-attach with `GET /v1/videos/generations/{id}`. Clients should allow 600 to 900 seconds.',
@@ -55,6 +58,7 @@ export class VideosController {
   }
 
   @Get(':id')
+  @Unmetered('re-attaches to a job its POST already paid for')
   @ApiOperation({
     summary: "Re-attach to a video job's events",
     description: 'Any edge replica: the current state first (the final object at once when the job is done), then live events. Jobs are kept 24 hours (failed ones 7 days).',

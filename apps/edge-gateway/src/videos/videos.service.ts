@@ -9,6 +9,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { callerContext } from '../auth/caller-context';
 import { BudgetService } from '../billing/budget.service';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRelay } from '../policy/metering.decorators';
 import { VideoEventStream } from './video-event.stream';
 import { failedEvent, progressEvent, VideoStreamEvent } from './video-events';
 import { VideoJobEvent, VideoJobEvents } from './video-job-events';
@@ -31,6 +32,7 @@ interface JobFollower {
  * account from any replica. A stream's end — the client leaving included — never cancels the job.
  */
 @Injectable()
+@MeteredRelay()
 export class VideosService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(VideosService.name);
   private readonly open = new Set<() => void>();
