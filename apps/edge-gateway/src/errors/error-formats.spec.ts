@@ -1,14 +1,6 @@
-import { errorBody, errorFormatFor } from './error-formats';
+import { errorBody } from './error-formats';
 
 describe('error formats', () => {
-  it('picks the format by route family', () => {
-    expect(errorFormatFor('/v1/auth/proxy/create')).toBe('detail');
-    expect(errorFormatFor('/v1/auth/key/regen?x=1')).toBe('detail');
-    expect(errorFormatFor('/v1/messages')).toBe('anthropic');
-    expect(errorFormatFor('/v1/chat/completions')).toBe('openai');
-    expect(errorFormatFor('/v1/authx')).toBe('openai');
-  });
-
   it('writes each shape, with the request id on 5xx only', () => {
     expect(errorBody('detail', { status: 404, message: 'Proxy key not found' }, 'req_1')).toEqual({ detail: 'Proxy key not found' });
     expect(errorBody('detail', { status: 500, message: 'boom' }, 'req_1')).toEqual({ detail: 'boom', request_id: 'req_1' });
