@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -20,7 +20,6 @@ const BASE_DIR = join(K8S_DIR, 'base');
 const PRODUCTION_DIR = join(K8S_DIR, 'overlays', 'production');
 const COMPOSE_FILE = join(ROOT, 'docker', 'compose.yaml');
 const DOCKERFILE = join(ROOT, 'docker', 'Dockerfile');
-const README = join(ROOT, 'README.md');
 const OPERATIONS_DOC = join(ROOT, 'docs', 'operations.md');
 const NAMESPACE = 'model-gateway';
 
@@ -677,15 +676,9 @@ describe('docker/compose.yaml', () => {
   });
 });
 
-/**
- * The operator's documentation: docs/operations.md, or (until that file lands) the README's
- * "Operations" section.
- */
+/** The operator's documentation. */
 function operationsDoc(): string {
-  if (existsSync(OPERATIONS_DOC)) return readFileSync(OPERATIONS_DOC, 'utf8');
-  const readme = readFileSync(README, 'utf8');
-  const start = readme.indexOf('\n## Operations\n');
-  return start >= 0 ? readme.slice(start, readme.indexOf('\n## ', start + 1)) : '';
+  return readFileSync(OPERATIONS_DOC, 'utf8');
 }
 
 describe('operations documentation', () => {
