@@ -52,6 +52,18 @@ export class PricingConfig {
   @Min(0)
   output: number;
 
+  /** Credits per million input tokens read from the provider's prompt cache; the input price when absent. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  cache_read?: number;
+
+  /** Credits per million input tokens written to the provider's prompt cache; the input price when absent. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  cache_write?: number;
+
   /** Credits per generated item (an image, a video), for media models; added to any token cost. */
   @IsOptional()
   @IsNumber()

@@ -29,7 +29,8 @@ export class AccountController {
   @Get('logs')
   @ApiOperation({
     summary: 'Request logs, newest first',
-    description: "Master keys see the account's requests; proxy and DevPass keys only their own.",
+    description:
+      "Master keys see the account's requests; proxy and DevPass keys only their own. `request_id` (a response's `x-request-id`) selects that one request.",
   })
   @ApiOkResponse({
     type: [LogEntrySchema],

@@ -62,6 +62,7 @@ describe('media usage and billing', () => {
       inline: 2 * FAKE_IMAGE_PER_ITEM,
     };
     expect(byModel['sim-embed']).toEqual({
+      request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
       key: expect.stringMatching(/^ek-\.\.\./),
       model: 'sim-embed',
       route: 'embeddings',
@@ -77,6 +78,7 @@ describe('media usage and billing', () => {
     closeTo(byModel['sim-moderation'].credits, expected.moderate);
     for (const model of ['sim-image', 'fake-openai-image']) {
       expect(byModel[model]).toEqual({
+        request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.any(String),
         model,
         route: 'images.generations',

@@ -53,6 +53,7 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     expect(entries).toHaveLength(4);
     for (const entry of entries) {
       expect(entry).toEqual({
+        request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.stringMatching(/^ek-\.\.\.[A-Za-z0-9_-]{4}$/),
         model: 'sim-chat',
         route: 'chat.completions',
@@ -62,6 +63,9 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
         ip: '127.0.0.1',
         input_tokens: expect.any(Number),
         output_tokens: expect.any(Number),
+        // The simulator uses no prompt cache.
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
       });
     }
     expect(entries[0].timestamp).toBeGreaterThanOrEqual(entries[3].timestamp);
@@ -162,6 +166,9 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
       ['status=done', 'status'],
       ['cursor=!!', 'cursor'],
       ['since=-5', 'since'],
+      ['request_id=abc', 'request_id'],
+      ['request_id=req_0F3C9A1B2C3D4E5F60718293A4B5C6D7', 'request_id'],
+      [`request_id=req_${'0'.repeat(33)}`, 'request_id'],
     ]) {
       const response = await api('GET', `/v1/user/logs?${query}`, { key: account.masterKey });
       expect({ query, status: response.status }).toEqual({ query, status: 400 });

@@ -35,6 +35,7 @@ describe('video usage and billing', () => {
     const byModel = Object.fromEntries(entries.map((entry) => [entry.model, entry]));
     for (const model of ['sim-video-quick', 'fake-openai-video']) {
       expect(byModel[model]).toEqual({
+        request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.stringMatching(/^ek-\.\.\.[A-Za-z0-9_-]{4}$/),
         model,
         route: 'videos.generations',

@@ -8,7 +8,6 @@ import {
   IsOptional,
   IsString,
   Length,
-  Max,
   MaxLength,
   Min,
 } from 'class-validator';
@@ -18,14 +17,15 @@ import { IsExpiry, IsIpOrCidr, IsOptionalNotNull } from '../validation';
 export const PROXY_KEY_NAME_MAX = 25;
 export const PROXY_KEY_VALUE_MAX = 256;
 export const WHITELIST_MAX_ENTRIES = 256;
-/** Far above any plan's daily limit; keeps a decimal column from overflowing. */
+/**
+ * The largest daily limit an operator may configure. An allocation is refused above the account's
+ * daily limit (with the spec's message, however large the amount), so no allocation reaches the
+ * decimal column's bounds.
+ */
 export const ALLOCATION_CEILING = 1_000_000_000;
 
-const amountRules = [
-  IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 8 }),
-  Min(0),
-  Max(ALLOCATION_CEILING),
-];
+// No upper bound here: above the daily limit the key service answers the spec's message.
+const amountRules = [IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 8 }), Min(0)];
 const apply = (decorators: PropertyDecorator[]): PropertyDecorator => (target, key) =>
   decorators.forEach((decorator) => decorator(target, key));
 
@@ -43,7 +43,6 @@ const doc = {
   allocatedAmount: {
     description: "Credits the key may spend (per `spend_window` when one is set); at most 8 decimals and not above the plan's daily limit.",
     minimum: 0,
-    maximum: ALLOCATION_CEILING,
     example: 5,
   },
   spendWindow: {
