@@ -98,9 +98,6 @@ export class ModelCatalog {
       seen.add(model.id);
       const routes: ResolvedRoute[] = [];
       for (const route of model.routes) {
-        if (route.adapter !== 'simulator' && !route.base_url) {
-          throw new CatalogError(`${source} is invalid: model ${model.id}: a ${route.adapter} route needs base_url`);
-        }
         if (requireCredentials && route.api_key_env && !env[route.api_key_env]) continue;
         routes.push({ ...route, apiKey: route.api_key_env ? env[route.api_key_env] : undefined });
       }
@@ -112,6 +109,11 @@ export class ModelCatalog {
       models.push({ config: model, routes, entry: toEntry(model) });
     }
     return new ModelCatalog(models);
+  }
+
+  /** Every model served, in catalog order. */
+  all(): CatalogModel[] {
+    return [...this.models.values()];
   }
 
   get(id: string): CatalogModel | undefined {

@@ -32,6 +32,8 @@ export interface SimulatorOptions {
  * that stops promptly when the signal aborts (rejecting like the HTTP adapters: see `abortedError`).
  */
 export class SimulatorAdapter implements ProviderAdapter {
+  readonly needsBaseUrl = false;
+
   constructor(private readonly defaults: Partial<SimulatorOptions> = {}) {}
 
   async complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse> {
