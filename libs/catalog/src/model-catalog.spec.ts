@@ -9,7 +9,7 @@ const model = (id: string, routes: string) => `  - id: ${id}
 ${routes}`;
 
 describe('ModelCatalog', () => {
-  it('loads the shipped catalog and lists its models with the spec\'s fields', () => {
+  it("loads the shipped catalog and lists its models with the spec's fields", () => {
     const catalog = ModelCatalog.fromFile(join(__dirname, '../../../config/models.yaml'), {}, () => undefined);
     const entry = catalog.list().find((candidate) => candidate.id === 'sim-chat');
     expect(entry).toMatchObject({
@@ -81,7 +81,9 @@ describe('ModelCatalog', () => {
       /models\[0\] \(painter\)\.max_images/,
     );
     const catalog = ModelCatalog.fromYaml(
-      yaml(media('chat', '', 'chat.completions') + media('painter', '    max_images: 2\n', 'images.generations') + media('painter-2', '', 'images.generations')),
+      yaml(
+        media('chat', '', 'chat.completions') + media('painter', '    max_images: 2\n', 'images.generations') + media('painter-2', '', 'images.generations'),
+      ),
       {},
       () => undefined,
     );

@@ -33,8 +33,20 @@ function describe(errors: ValidationError[], path: string, models: unknown[]): s
 function toEntry(model: ModelConfig): ModelEntry {
   const entry: ModelEntry = { id: model.id, object: 'model' };
   const fields = [
-    'name', 'description', 'owned_by', 'created', 'tokens', 'pricing', 'endpoints', 'premium_model',
-    'voices', 'sizes', 'qualities', 'tags', 'styles', 'metadata',
+    'name',
+    'description',
+    'owned_by',
+    'created',
+    'tokens',
+    'pricing',
+    'endpoints',
+    'premium_model',
+    'voices',
+    'sizes',
+    'qualities',
+    'tags',
+    'styles',
+    'metadata',
   ] as const;
   for (const field of fields) {
     const value = model[field];
@@ -102,7 +114,10 @@ export class ModelCatalog {
         routes.push({ ...route, apiKey: route.api_key_env ? env[route.api_key_env] : undefined });
       }
       if (routes.length === 0) {
-        const missing = model.routes.map((route) => route.api_key_env).filter(Boolean).join(', ');
+        const missing = model.routes
+          .map((route) => route.api_key_env)
+          .filter(Boolean)
+          .join(', ');
         onDropped(`model ${model.id} left out of the catalog: no credentials (set ${missing})`);
         continue;
       }

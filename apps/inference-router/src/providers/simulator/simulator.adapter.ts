@@ -140,7 +140,12 @@ function* streamEvents(turn: SimulatedTurn, request: CanonicalRequest): Generato
       yield { event: { type: 'tool_call_delta', index, argumentsDelta: piece.text }, delayed: true };
     }
   }
-  yield { event: turn.stopSequence ? { type: 'finish', stopReason: turn.stopReason, stopSequence: turn.stopSequence } : { type: 'finish', stopReason: turn.stopReason }, delayed: false };
+  yield {
+    event: turn.stopSequence
+      ? { type: 'finish', stopReason: turn.stopReason, stopSequence: turn.stopSequence }
+      : { type: 'finish', stopReason: turn.stopReason },
+    delayed: false,
+  };
   yield { event: { type: 'usage', usage: turn.usage }, delayed: false };
 }
 

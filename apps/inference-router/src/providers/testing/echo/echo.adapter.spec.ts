@@ -57,7 +57,11 @@ describe('a new provider (the contributor guide example)', () => {
 describe('the router refuses at startup a catalog it cannot serve', () => {
   const adapters = { ...createProviderAdapters({ simulatorTokenDelayMs: 0 }), echo: new EchoAdapter() };
   const catalog = (route: string) =>
-    ModelCatalog.fromYaml(`models:\n  - id: m\n    pricing: { input: 0, output: 0 }\n    endpoints: [chat.completions]\n    routes:\n      - ${route}\n`, {}, () => undefined);
+    ModelCatalog.fromYaml(
+      `models:\n  - id: m\n    pricing: { input: 0, output: 0 }\n    endpoints: [chat.completions]\n    routes:\n      - ${route}\n`,
+      {},
+      () => undefined,
+    );
 
   it('accepts the registered providers, the echo one included', () => {
     expect(() => assertCatalogServable(catalog('{ adapter: echo, upstream_model: e }'), adapters)).not.toThrow();
