@@ -696,7 +696,7 @@ describe('operations documentation', () => {
   });
 
   it('lists the metrics the autoscalers use in its metrics table, and says KEDA is needed', () => {
-    const metricsTable = operations.slice(operations.indexOf('| metric |'));
+    const metricsTable = operations.slice(operations.search(/^\| metric\s*\|/m));
     const autoscalerMetrics = ['gateway_inflight_requests', 'gateway_video_queue_depth', 'gateway_metering_pending_events'];
     expect(
       missing(
