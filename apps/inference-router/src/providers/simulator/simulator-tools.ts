@@ -89,7 +89,8 @@ function resolved(schema: Record<string, unknown>, root: Record<string, unknown>
   }
   const parts = current['allOf'];
   if (!Array.isArray(parts)) return current;
-  const { allOf: _parts, ...merged } = current;
+  const merged = { ...current };
+  delete merged['allOf'];
   for (const part of parts.map((p) => resolved(asSchema(p), root))) {
     const properties = { ...asSchema(merged['properties']), ...asSchema(part['properties']) };
     Object.assign(merged, part, { properties });
