@@ -205,9 +205,7 @@ function slowText(lastUser: string): string {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : ''))
-    .join('');
+  return content.map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : '')).join('');
 }
 
 /** What the last turn asks of the model, in provider-neutral terms. */
@@ -259,7 +257,7 @@ const KNOWN_MODELS = new Set(['echo', 'thinker', 'slow', 'cut-off']);
 /** A simple value matching a JSON schema: what a model constrained to it would produce. */
 function sampleOf(schema: any, name = 'value'): unknown {
   if (schema?.enum) return schema.enum[0];
-  const type = Array.isArray(schema?.type) ? schema.type[0] : schema?.type ?? (schema?.properties ? 'object' : 'string');
+  const type = Array.isArray(schema?.type) ? schema.type[0] : (schema?.type ?? (schema?.properties ? 'object' : 'string'));
   if (type === 'object') return Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([key, value]) => [key, sampleOf(value, key)]));
   if (type === 'array') return [sampleOf(schema?.items ?? {}, name)];
   if (type === 'integer') return 7;
@@ -439,7 +437,16 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
   const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const frames: string[] = [
     event('message_start', {
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: inputTokens, output_tokens: 1 },
+      },
     }),
     event('ping', {}),
   ];

@@ -151,7 +151,11 @@ describe('structured outputs: what each upstream receives', () => {
   it('an OpenAI-compatible upstream gets response_format as Chat Completions defines it, from every format', async () => {
     const mk = marker('oaiupstream');
     const format = zodResponseFormat(Forecast, 'forecast');
-    await openaiClient(account.masterKey).chat.completions.create({ model: 'fake-openai', messages: [{ role: 'user', content: `chat ${mk}` }], response_format: format });
+    await openaiClient(account.masterKey).chat.completions.create({
+      model: 'fake-openai',
+      messages: [{ role: 'user', content: `chat ${mk}` }],
+      response_format: format,
+    });
     await openaiClient(account.masterKey).responses.create({ model: 'fake-openai', input: `responses ${mk}`, text: { format: { type: 'json_object' } } });
     await anthropicClient(account.masterKey).messages.create({
       model: 'fake-openai',
@@ -181,12 +185,21 @@ describe('structured outputs: what each upstream receives', () => {
     // The fake answered with a tool_use block (stop_reason tool_use); the client sees text and stop.
     expect(completion.choices[0].finish_reason).toBe('stop');
     expect(completion.choices[0].message.tool_calls ?? []).toEqual([]);
-    expect(expectValidJson(completion.choices[0].message.content)).toEqual({ city: 'fake city', temperature: 1.5, days: [{ day: 'fake day', rain: true }], unit: 'celsius' });
+    expect(expectValidJson(completion.choices[0].message.content)).toEqual({
+      city: 'fake city',
+      temperature: 1.5,
+      days: [{ day: 'fake day', rain: true }],
+      unit: 'celsius',
+    });
   });
 
   it('JSON-object mode on an Anthropic upstream forces a tool with an open object schema', async () => {
     const mk = marker('antobject');
-    const response = await openaiClient(account.masterKey).responses.create({ model: 'fake-anthropic-structured', input: `json ${mk}`, text: { format: { type: 'json_object' } } });
+    const response = await openaiClient(account.masterKey).responses.create({
+      model: 'fake-anthropic-structured',
+      input: `json ${mk}`,
+      text: { format: { type: 'json_object' } },
+    });
     const [sent] = await fakeRequestsMentioning('anthropic', mk);
     expect(sent.body.tools).toEqual([expect.objectContaining({ name: 'structured_output', input_schema: { type: 'object', additionalProperties: true } })]);
     expect(sent.body.tool_choice).toEqual({ type: 'tool', name: 'structured_output' });
@@ -218,11 +231,35 @@ describe('structured outputs that cannot be honoured are a 400 naming the field'
   const post = (path: string, body: Record<string, unknown>) => api('POST', path, { key: account.masterKey, body });
 
   it.each([
-    ['chat: a schema that is not an object', '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: 'object' } } }, 'response_format.json_schema.schema'],
-    ['chat: json_schema without a name', '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { schema: forecastSchema } } }, 'response_format.json_schema.name'],
-    ['chat: reasoning with a forced-tool format', '/v1/chat/completions', { model: 'fake-anthropic', reasoning_effort: 'high', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } }, 'response_format'],
+    [
+      'chat: a schema that is not an object',
+      '/v1/chat/completions',
+      {
+        model: 'sim-chat',
+        messages: [{ role: 'user', content: 'hi' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: 'object' } },
+      },
+      'response_format.json_schema.schema',
+    ],
+    [
+      'chat: json_schema without a name',
+      '/v1/chat/completions',
+      { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { schema: forecastSchema } } },
+      'response_format.json_schema.name',
+    ],
+    [
+      'chat: reasoning with a forced-tool format',
+      '/v1/chat/completions',
+      { model: 'fake-anthropic', reasoning_effort: 'high', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } },
+      'response_format',
+    ],
     ['responses: an unknown format type', '/v1/responses', { model: 'sim-chat', input: 'hi', text: { format: { type: 'yaml' } } }, 'text.format.type'],
-    ['responses: a non-object root on a forced-tool upstream', '/v1/responses', { model: 'fake-anthropic', input: 'hi', text: { format: { type: 'json_schema', name: 'list', schema: { type: 'array', items: { type: 'string' } } } } }, 'text.format'],
+    [
+      'responses: a non-object root on a forced-tool upstream',
+      '/v1/responses',
+      { model: 'fake-anthropic', input: 'hi', text: { format: { type: 'json_schema', name: 'list', schema: { type: 'array', items: { type: 'string' } } } } },
+      'text.format',
+    ],
   ])('%s', async (_name, path, body, param) => {
     const response = await post(path, body);
     expect(response.status).toBe(400);
@@ -231,8 +268,16 @@ describe('structured outputs that cannot be honoured are a 400 naming the field'
   });
 
   it('messages: JSON-object mode does not exist in the Messages API', async () => {
-    const response = await post('/v1/messages', { model: 'sim-chat', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], output_config: { format: { type: 'json_object' } } });
+    const response = await post('/v1/messages', {
+      model: 'sim-chat',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+      output_config: { format: { type: 'json_object' } },
+    });
     expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('output_config.format.type') } });
+    expect(response.body).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining('output_config.format.type') },
+    });
   });
 });

@@ -177,9 +177,15 @@ describe('structured output → Anthropic upstreams', () => {
       upstream.handle((_request, response) =>
         sendSse(response, [
           { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_1', usage: { input_tokens: 5, output_tokens: 1 } } } },
-          { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't1', name: 'math', input: {} } } },
+          {
+            event: 'content_block_start',
+            data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't1', name: 'math', input: {} } },
+          },
           { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"answer":3,' } } },
-          { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"steps":["x","y"]}' } } },
+          {
+            event: 'content_block_delta',
+            data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"steps":["x","y"]}' } },
+          },
           { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
           { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 8 } } },
           { event: 'message_stop', data: { type: 'message_stop' } },
@@ -193,7 +199,12 @@ describe('structured output → Anthropic upstreams', () => {
 
     it('sends output_config.format where the catalog says the model has structured outputs', async () => {
       upstream.handle((_request, response) =>
-        sendJson(response, 200, { id: 'm', content: [{ type: 'text', text: '{"answer":2,"steps":["a","b"]}' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 9 } }),
+        sendJson(response, 200, {
+          id: 'm',
+          content: [{ type: 'text', text: '{"answer":2,"steps":["a","b"]}' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 1, output_tokens: 9 },
+        }),
       );
       const response = await adapter.complete({ ...route, structuredOutputs: true }, withFormat(jsonSchema), signal());
       expect(response).toMatchObject({ text: '{"answer":2,"steps":["a","b"]}', stopReason: 'stop' });
@@ -215,7 +226,9 @@ describe('structured output → the simulator', () => {
       'refs, allOf, nullable, tuples and bounds',
       {
         type: 'object',
-        $defs: { point: { type: 'object', properties: { x: { type: 'number', exclusiveMinimum: 200 }, y: { type: 'integer', multipleOf: 7 } }, required: ['x', 'y'] } },
+        $defs: {
+          point: { type: 'object', properties: { x: { type: 'number', exclusiveMinimum: 200 }, y: { type: 'integer', multipleOf: 7 } }, required: ['x', 'y'] },
+        },
         properties: {
           origin: { $ref: '#/$defs/point' },
           path: { type: 'array', items: { $ref: '#/$defs/point' }, minItems: 3 },
@@ -223,7 +236,12 @@ describe('structured output → the simulator', () => {
           pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'boolean' }], items: false },
           when: { type: 'string', format: 'date-time' },
           mode: { enum: ['fast', 'slow'] },
-          both: { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { const: 1 } }, required: ['b'] }] },
+          both: {
+            allOf: [
+              { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+              { properties: { b: { const: 1 } }, required: ['b'] },
+            ],
+          },
         },
         required: ['origin', 'path', 'label', 'pair', 'when', 'mode', 'both'],
         additionalProperties: false,

@@ -205,7 +205,8 @@ export class ChatCompletionRequestSchema {
 
   @ApiPropertyOptional({
     type: ChatResponseFormat,
-    description: 'Structured output: the answer (`message.content`) is JSON (`json_object`), valid against the schema too (`json_schema`). A format the model cannot honour is a 400 naming this field.',
+    description:
+      'Structured output: the answer (`message.content`) is JSON (`json_object`), valid against the schema too (`json_schema`). A format the model cannot honour is a 400 naming this field.',
   })
   response_format?: ChatResponseFormat;
 

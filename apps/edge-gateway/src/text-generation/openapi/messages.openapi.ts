@@ -98,7 +98,7 @@ class MessagesThinkingConfig {
 
 @ApiSchema({ name: 'MessagesTool', description: 'A custom tool. Server tools (a versioned `type`, no `input_schema`) are skipped.' })
 export class MessagesToolSchema {
-  @ApiPropertyOptional({ description: '`custom`, or a server tool\'s versioned type.' })
+  @ApiPropertyOptional({ description: "`custom`, or a server tool's versioned type." })
   type?: string;
 
   @ApiProperty()
@@ -134,7 +134,11 @@ class MessagesOutputFormat {
   @ApiProperty({ enum: ['json_schema'] })
   type: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The JSON Schema the answer must match (an object; at most 64 levels deep and 100,000 characters).' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The JSON Schema the answer must match (an object; at most 64 levels deep and 100,000 characters).',
+  })
   schema: Record<string, unknown>;
 }
 
@@ -144,7 +148,8 @@ class MessagesOutputConfig {
 
   @ApiPropertyOptional({
     type: MessagesOutputFormat,
-    description: 'Structured output: the answer is one `text` block of JSON valid against the schema. A format the model cannot honour is a 400 naming `output_config.format`.',
+    description:
+      'Structured output: the answer is one `text` block of JSON valid against the schema. A format the model cannot honour is a 400 naming `output_config.format`.',
   })
   format?: MessagesOutputFormat;
 }
@@ -161,7 +166,10 @@ export class MessagesRequestSchema {
   @ApiPropertyOptional({ type: 'integer', minimum: 1 })
   max_tokens?: number;
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: getSchemaPath(MessagesTextBlock) } }], description: 'The standing prompt.' })
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: getSchemaPath(MessagesTextBlock) } }],
+    description: 'The standing prompt.',
+  })
   system?: unknown;
 
   @ApiPropertyOptional({ type: MessagesThinkingConfig })
@@ -212,7 +220,7 @@ class MessagesUsage {
   output_tokens: number;
 }
 
-@ApiSchema({ name: 'Message', description: 'A message object (the messages format\'s reply).' })
+@ApiSchema({ name: 'Message', description: "A message object (the messages format's reply)." })
 export class MessageObjectSchema {
   @ApiProperty({ example: 'msg_…' })
   id: string;

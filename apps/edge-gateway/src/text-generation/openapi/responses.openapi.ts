@@ -89,7 +89,8 @@ class ResponsesTextFormat {
 class ResponsesTextConfig {
   @ApiPropertyOptional({
     type: ResponsesTextFormat,
-    description: 'Structured output: the output text is JSON (`json_object`), valid against the schema too (`json_schema`). Echoed in the response. A format the model cannot honour is a 400 naming `text.format`.',
+    description:
+      'Structured output: the output text is JSON (`json_object`), valid against the schema too (`json_schema`). Echoed in the response. A format the model cannot honour is a 400 naming `text.format`.',
   })
   format?: ResponsesTextFormat;
 }
@@ -122,7 +123,10 @@ export class ResponsesRequestSchema {
   tools?: ResponsesToolSchema[];
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string', enum: ['auto', 'none', 'required'] }, { type: 'object', additionalProperties: true }],
+    oneOf: [
+      { type: 'string', enum: ['auto', 'none', 'required'] },
+      { type: 'object', additionalProperties: true },
+    ],
     description: '`auto`, `none`, `required`, or `{type: function, name}`.',
   })
   tool_choice?: unknown;
@@ -252,7 +256,7 @@ class ResponsesUsage {
   total_tokens: number;
 }
 
-@ApiSchema({ name: 'Response', description: 'A response object; the request\'s settings are echoed back as OpenAI does.' })
+@ApiSchema({ name: 'Response', description: "A response object; the request's settings are echoed back as OpenAI does." })
 @ApiExtraModels(ResponsesOutputMessageSchema, ResponsesReasoningItemSchema, ResponsesFunctionCallSchema)
 export class ResponseObjectSchema {
   @ApiProperty({ example: 'resp_…' })
@@ -312,7 +316,7 @@ export class ResponseObjectSchema {
   @ApiProperty()
   temperature: number;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: '`{format}`: the request\'s `text.format`, `{type: text}` by default.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "`{format}`: the request's `text.format`, `{type: text}` by default." })
   text: Record<string, unknown>;
 
   @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] })
@@ -330,6 +334,6 @@ export class ResponseObjectSchema {
   @ApiProperty({ type: 'string', nullable: true })
   user: string | null;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The request\'s `metadata`, echoed.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "The request's `metadata`, echoed." })
   metadata: Record<string, unknown>;
 }

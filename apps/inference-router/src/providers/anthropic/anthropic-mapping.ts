@@ -87,7 +87,15 @@ export interface AnthropicStreamEvent {
   message?: { id?: string; usage?: AnthropicUsage };
   index?: number;
   content_block?: AnthropicResponseBlock;
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
@@ -173,7 +181,11 @@ function applyResponseFormat(body: AnthropicMessagesRequest, request: CanonicalR
   if (request.tools?.some((tool) => tool.name === name)) {
     throw formatError(format, `a tool is named '${name}' like the response format; rename one of them`);
   }
-  const tool = { name, description: format.type === 'json_schema' ? format.description ?? FORMAT_TOOL_DESCRIPTION : FORMAT_TOOL_DESCRIPTION, input_schema: formatToolSchema(format) };
+  const tool = {
+    name,
+    description: format.type === 'json_schema' ? (format.description ?? FORMAT_TOOL_DESCRIPTION) : FORMAT_TOOL_DESCRIPTION,
+    input_schema: formatToolSchema(format),
+  };
   // `none` keeps the client's tools out of this turn; otherwise the model may still call them.
   body.tools = request.toolChoice === 'none' ? [tool] : [...(body.tools ?? []), tool];
   body.tool_choice = body.tools.length === 1 ? { type: 'tool', name } : { type: 'any' };
@@ -497,7 +509,7 @@ export class AnthropicStreamMapper {
       this.finished = true;
       const formatAnswer = this.formatBlocks.size > 0 && answeredInFormat(event.delta?.stop_reason, this.toolBlocks.size);
       const stopReason = formatAnswer ? 'stop' : fromAnthropicStopReason(event.delta?.stop_reason);
-      const stopSequence = event.delta?.stop_reason === 'stop_sequence' ? event.delta.stop_sequence ?? undefined : undefined;
+      const stopSequence = event.delta?.stop_reason === 'stop_sequence' ? (event.delta.stop_sequence ?? undefined) : undefined;
       events.push(stopSequence ? { type: 'finish', stopReason, stopSequence } : { type: 'finish', stopReason });
     }
     const reported = this.reportedUsage(event.usage);

@@ -58,8 +58,7 @@ export interface OpenAIChatRequest {
 }
 
 export type OpenAIResponseFormat =
-  | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean } };
+  { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean } };
 
 export interface OpenAILogprobEntry {
   token?: string;
@@ -146,7 +145,10 @@ export function toOpenAIRequest(request: CanonicalRequest, upstreamModel: string
 /** Chat Completions requires a schema name; a messages client gives none, so it gets OpenAI's usual placeholder. */
 export function toOpenAIResponseFormat(format: ResponseFormat): OpenAIResponseFormat {
   if (format.type === 'json_object') return { type: 'json_object' };
-  const spec: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean } = { name: format.name ?? 'response', schema: format.schema };
+  const spec: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean } = {
+    name: format.name ?? 'response',
+    schema: format.schema,
+  };
   if (format.description !== undefined) spec.description = format.description;
   if (format.strict !== undefined) spec.strict = format.strict;
   return { type: 'json_schema', json_schema: spec };
@@ -222,9 +224,11 @@ export function fromOpenAIResponse(body: unknown, request: CanonicalRequest): Ca
   const message = choice.message ?? {};
   const text = typeof message.content === 'string' ? message.content : '';
   const reasoning = nonEmpty(message.reasoning) ?? nonEmpty(message.reasoning_content);
-  const toolCalls = (message.tool_calls ?? []).map(
-    (call): ToolCall => ({ id: call.id ?? `call_${randomUUID()}`, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' }),
-  );
+  const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => ({
+    id: call.id ?? `call_${randomUUID()}`,
+    name: call.function?.name ?? '',
+    arguments: call.function?.arguments ?? '',
+  }));
   const result: CanonicalResponse = {
     id: response.id ?? `chatcmpl-${randomUUID()}`,
     model: request.model,

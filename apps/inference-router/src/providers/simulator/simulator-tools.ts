@@ -113,7 +113,8 @@ function sampleArray(schema: Record<string, unknown>, name: string, depth: numbe
   const minItems = typeof schema['minItems'] === 'number' ? Math.min(schema['minItems'], 100) : 1;
   const maxItems = typeof schema['maxItems'] === 'number' ? schema['maxItems'] : Infinity;
   const count = Math.min(Math.max(minItems, prefix.length === 0 ? 1 : 0), maxItems) - prefix.length;
-  const items = schema['items'] === false ? [] : Array.from({ length: Math.max(0, count) }, () => sampleValue(asSchema(schema['items']), name, depth + 1, root));
+  const items =
+    schema['items'] === false ? [] : Array.from({ length: Math.max(0, count) }, () => sampleValue(asSchema(schema['items']), name, depth + 1, root));
   return [...prefix, ...items];
 }
 

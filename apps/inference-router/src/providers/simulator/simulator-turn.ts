@@ -94,11 +94,14 @@ function readConversation(messages: CanonicalMessage[]): Conversation {
   const last = messages[messages.length - 1];
   if (!last) return { lastText: '' };
   if (last.role === 'tool') {
-    const call = messages.flatMap((message) => (message.role === 'assistant' ? message.toolCalls ?? [] : [])).find((c) => c.id === last.toolCallId);
+    const call = messages.flatMap((message) => (message.role === 'assistant' ? (message.toolCalls ?? []) : [])).find((c) => c.id === last.toolCallId);
     return { lastText: last.content, toolResult: { name: call?.name ?? 'tool', content: last.content } };
   }
   if (last.role === 'system') return { lastText: last.content };
-  const text = last.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ').trim();
+  const text = last.content
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join(' ')
+    .trim();
   return last.role === 'user' ? { lastText: text, lastUserText: text } : { lastText: text, continuesAssistant: true };
 }
 
@@ -149,7 +152,14 @@ function takeWithinBudget(pieces: TokenPiece[], budget: number): { pieces: Token
 
 /** Spends `maxTokens` on reasoning, then text, then whole tool calls; running out means 'length'. */
 function spendOutputBudget(reasoning: TokenPiece[], text: TokenPiece[], toolCalls: ToolCall[], maxTokens: number): SimulatedTurn {
-  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({ reasoning: [], text: [], toolCalls: [], ...kept, stopReason: 'length', usage: ZERO_USAGE });
+  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({
+    reasoning: [],
+    text: [],
+    toolCalls: [],
+    ...kept,
+    stopReason: 'length',
+    usage: ZERO_USAGE,
+  });
   const keptReasoning = takeWithinBudget(reasoning, maxTokens);
   if (keptReasoning.truncated) return length({ reasoning: keptReasoning.pieces });
   let remaining = maxTokens - countTokens(joinPieces(reasoning));
