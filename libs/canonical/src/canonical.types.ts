@@ -60,6 +60,24 @@ export interface ReasoningOptions {
   exclude: boolean;
 }
 
+/**
+ * Structured output: the reply's text must be JSON (`json_object`), valid against `schema` as well
+ * (`json_schema`). Chat `response_format`, responses `text.format` and messages
+ * `output_config.format` all parse into it; plain text is the absence of a format.
+ */
+export type ResponseFormat =
+  | {
+      type: 'json_schema';
+      /** The client's name for the schema (chat and responses require one; messages have none). */
+      name?: string;
+      description?: string;
+      schema: Record<string, unknown>;
+      strict?: boolean;
+      /** The client field it came from (`response_format`, `text.format`, `output_config.format`), named by a 400. */
+      param: string;
+    }
+  | { type: 'json_object'; param: string };
+
 export interface CanonicalRequest {
   /** Public model id from the catalog, without modifiers such as `:reasoning-exclude`. */
   model: string;
@@ -83,6 +101,8 @@ export interface CanonicalRequest {
   topLogprobs?: number;
   /** Opaque end-user id for abuse tracking (chat `user`, messages `metadata.user_id`). */
   user?: string;
+  /** Absent: plain text. */
+  responseFormat?: ResponseFormat;
 }
 
 export interface Usage {

@@ -44,6 +44,14 @@ export class RouteConfig {
   @IsOptional()
   @IsObject()
   options?: Record<string, unknown>;
+
+  /**
+   * anthropic routes: the upstream model takes Anthropic's own structured-output field
+   * (`output_config.format`). Without it a JSON schema is asked for as a forced tool call.
+   */
+  @IsOptional()
+  @IsBoolean()
+  structured_outputs?: boolean;
 }
 
 export class PricingConfig {

@@ -24,6 +24,13 @@ describe('ModelCatalog', () => {
     expect(catalog.get('sim-coder:dev')?.routes[0].adapter).toBe('simulator');
   });
 
+  it("reads a route's structured_outputs capability, and refuses one that is not a boolean", () => {
+    const route = (value: string) => `      - { adapter: anthropic, base_url: "https://api.example.com", upstream_model: x, structured_outputs: ${value} }`;
+    const catalog = ModelCatalog.fromYaml(yaml(model('native', route('true'))), {}, () => undefined);
+    expect(catalog.get('native')?.routes[0].structured_outputs).toBe(true);
+    expect(() => ModelCatalog.fromYaml(yaml(model('bad', route('"yes"'))), {}, () => undefined)).toThrow(/structured_outputs/);
+  });
+
   it('drops routes without credentials and models left without routes, saying so', () => {
     const dropped: string[] = [];
     const catalog = ModelCatalog.fromYaml(

@@ -13,6 +13,9 @@
  *   non-streamed call is dropped at once).
  * - `always-500`: HTTP 500. `reject-400`: HTTP 400 with REJECT_400_MESSAGE.
  * - `max_tokens` is honoured by keeping that many words of the text (finish `length` / `max_tokens`).
+ * - structured output: OpenAI `response_format` and Anthropic `output_config.format` make the
+ *   reply's text a JSON sample of the schema (`{"echo": <last user text>}` for `json_object`); an
+ *   Anthropic `tool_choice: {type: 'tool'}` makes it a call of that tool with a sample of its schema.
  * - anything else: 404 in the provider's error shape.
  * OpenAI's embeddings, moderations and images endpoints: see fake-openai-media.ts.
  *
@@ -251,6 +254,40 @@ function outputTokens(reply: Reply): number {
 
 const KNOWN_MODELS = new Set(['echo', 'thinker', 'slow', 'cut-off']);
 
+/** A simple value matching a JSON schema: what a model constrained to it would produce. */
+function sampleOf(schema: any, name = 'value'): unknown {
+  if (schema?.enum) return schema.enum[0];
+  const type = Array.isArray(schema?.type) ? schema.type[0] : (schema?.type ?? (schema?.properties ? 'object' : 'string'));
+  if (type === 'object') return Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([key, value]) => [key, sampleOf(value, key)]));
+  if (type === 'array') return [sampleOf(schema?.items ?? {}, name)];
+  if (type === 'integer') return 7;
+  if (type === 'number') return 1.5;
+  if (type === 'boolean') return true;
+  if (type === 'null') return null;
+  return `fake ${name}`;
+}
+
+/** The answer as JSON text when the request asks for structured output (nothing to do for a tool call). */
+function asJson(reply: Reply, format: any, turn: Turn): Reply {
+  if (reply.toolCall || !format || reply.text === '') return reply;
+  const value = format.type === 'json_object' ? { echo: turn.lastUser } : sampleOf(format.schema ?? format.json_schema?.schema);
+  return { ...reply, text: JSON.stringify(value), truncated: false };
+}
+
+function openaiStructured(body: any, reply: Reply, turn: Turn): Reply {
+  const format = body.response_format;
+  return format?.type === 'json_schema' || format?.type === 'json_object' ? asJson(reply, format, turn) : reply;
+}
+
+function anthropicStructured(body: any, reply: Reply, turn: Turn): Reply {
+  const forced = body.tool_choice?.type === 'tool' ? (body.tools ?? []).find((tool: any) => tool?.name === body.tool_choice.name) : undefined;
+  if (forced) {
+    const args = JSON.stringify(sampleOf(forced.input_schema));
+    return { ...reply, text: '', truncated: false, toolCall: { id: `toolu_fake_${Date.now().toString(36)}`, name: forced.name, arguments: args } };
+  }
+  return body.output_config?.format ? asJson(reply, body.output_config.format, turn) : reply;
+}
+
 // ---- OpenAI Chat Completions ------------------------------------------------------------------
 
 function openaiTurn(body: any): Turn {
@@ -287,7 +324,7 @@ async function handleOpenAI(request: RecordedRequest, response: ServerResponse):
   if (model === 'cut-off' && body.stream !== true) return void response.socket?.destroy();
   const turn = openaiTurn(body);
   const inputTokens = Math.max(1, words(JSON.stringify(body.messages ?? '')));
-  const reply = limitReply(replyFor(model, turn, inputTokens), body.max_tokens);
+  const reply = openaiStructured(body, limitReply(replyFor(model, turn, inputTokens), body.max_tokens), turn);
   const usage = { prompt_tokens: inputTokens, completion_tokens: outputTokens(reply), total_tokens: inputTokens + outputTokens(reply) };
   const id = `chatcmpl-fake${request.seq}`;
   const created = Math.floor(Date.now() / 1000);
@@ -374,7 +411,7 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
   if (model === 'cut-off' && body.stream !== true) return void response.socket?.destroy();
   const turn = anthropicTurn(body);
   const inputTokens = Math.max(1, words(JSON.stringify(body.messages ?? '')) + words(String(body.system ?? '')));
-  const reply = limitReply(replyFor(model, turn, inputTokens), body.max_tokens);
+  const reply = anthropicStructured(body, limitReply(replyFor(model, turn, inputTokens), body.max_tokens), turn);
   const id = `msg_fake${request.seq}`;
   const stopReason = reply.toolCall ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn';
   const output = outputTokens(reply);

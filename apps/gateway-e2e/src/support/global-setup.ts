@@ -99,6 +99,8 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     ...shipped.models,
     model('fake-openai', [openaiRoute('echo')]),
     model('fake-anthropic', [anthropicRoute('echo')]),
+    // The same upstream model, declared to take Anthropic's own structured outputs (output_config.format).
+    model('fake-anthropic-structured', [{ ...anthropicRoute('echo'), structured_outputs: true }]),
     model('fake-openai-thinker', [openaiRoute('thinker')], { tags: ['text', 'reasoning'] }),
     model('fake-anthropic-thinker', [anthropicRoute('thinker')], { tags: ['text', 'reasoning'] }),
     model('fake-openai-slow', [openaiRoute('slow')]),

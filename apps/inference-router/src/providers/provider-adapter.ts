@@ -22,6 +22,8 @@ export interface UpstreamRoute {
   apiKey?: string;
   /** simulator only (see `SimulatorOptions`). */
   options?: Record<string, unknown>;
+  /** The upstream model has the provider's native structured outputs (catalog `structured_outputs`). */
+  structuredOutputs?: boolean;
 }
 
 /**

@@ -3,6 +3,7 @@
  */
 import type { CanonicalRequest, ContentPart, ToolCall, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
+import { parseChatResponseFormat } from '../common/response-format';
 import {
   buildReasoning,
   compact,
@@ -59,6 +60,7 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
     logprobs: optionalBoolean(b, 'logprobs', ''),
     topLogprobs: optionalNumber(b, 'top_logprobs', '', { integer: true, min: 0, max: 20 }),
     user: optionalString(b, 'user', ''),
+    responseFormat: parseChatResponseFormat(b),
   });
   return { request, reasoningContentCompat: optionalBoolean(b, 'reasoning_content_compat', '') ?? false };
 }

@@ -5,6 +5,7 @@ import type { CanonicalRequest, ContentPart, ImagePart, ToolCall, ToolChoice, To
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import { ConversationBuilder } from '../common/conversation';
+import { parseMessagesOutputFormat } from '../common/response-format';
 import {
   buildReasoning,
   compact,
@@ -59,6 +60,7 @@ export function parseMessagesRequest(body: unknown, options: ParseOptions): Pars
     reasoning: buildReasoning(parseReasoningSignals(b), options),
     stream: optionalBoolean(b, 'stream', '') ?? false,
     user: userId,
+    responseFormat: parseMessagesOutputFormat(b),
   });
   return { request, reasoningContentCompat: false };
 }

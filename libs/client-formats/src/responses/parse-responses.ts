@@ -7,6 +7,7 @@
  */
 import type { CanonicalRequest, ContentPart, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
+import { parseResponsesTextFormat } from '../common/response-format';
 import { functionDefinition } from '../chat/parse-chat';
 import {
   buildReasoning,
@@ -63,6 +64,7 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
     logprobs: wantsLogprobs(b.include),
     topLogprobs: optionalNumber(b, 'top_logprobs', '', { integer: true, min: 0, max: 20 }),
     user: optionalString(b, 'user', '') ?? optionalString(b, 'safety_identifier', ''),
+    responseFormat: parseResponsesTextFormat(b),
   });
   if (request.messages.length === 0) fail('input', 'must contain at least one message');
   return { request, reasoningContentCompat: false, metadata: parseMetadata(b.metadata) };

@@ -9,6 +9,7 @@ import {
   responsesUsage,
   visibleReasoning,
 } from '../common/render-common';
+import { responsesTextField } from '../common/response-format';
 
 export function renderResponses(response: CanonicalResponse, context: RenderContext): object {
   const ids = responsesItemIds(response.id);
@@ -57,7 +58,7 @@ export function responsesEnvelope(fields: ResponsesEnvelopeFields, context: Rend
     reasoning: { effort: request.reasoning?.effort ?? null, summary: null },
     store: false,
     temperature: request.temperature ?? 1,
-    text: { format: { type: 'text' } },
+    text: responsesTextField(request.responseFormat),
     tool_choice: responsesToolChoice(request.toolChoice),
     tools: (request.tools ?? []).map(responsesTool),
     top_p: request.topP ?? 1,

@@ -130,9 +130,28 @@ class MessagesMetadata {
   user_id?: string;
 }
 
+class MessagesOutputFormat {
+  @ApiProperty({ enum: ['json_schema'] })
+  type: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The JSON Schema the answer must match (an object; at most 64 levels deep and 100,000 characters).',
+  })
+  schema: Record<string, unknown>;
+}
+
 class MessagesOutputConfig {
   @ApiPropertyOptional({ enum: ['low', 'medium', 'high'] })
   effort?: string;
+
+  @ApiPropertyOptional({
+    type: MessagesOutputFormat,
+    description:
+      'Structured output: the answer is one `text` block of JSON valid against the schema. A format the model cannot honour is a 400 naming `output_config.format`.',
+  })
+  format?: MessagesOutputFormat;
 }
 
 @ApiSchema({ name: 'MessagesRequest' })
@@ -188,6 +207,9 @@ export class MessagesRequestSchema {
 
   @ApiPropertyOptional({ type: MessagesOutputConfig })
   output_config?: MessagesOutputConfig;
+
+  @ApiPropertyOptional({ type: MessagesOutputFormat, description: 'The older beta spelling of `output_config.format`; send one of the two.', deprecated: true })
+  output_format?: MessagesOutputFormat;
 }
 
 class MessagesUsage {

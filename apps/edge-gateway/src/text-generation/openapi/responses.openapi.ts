@@ -69,6 +69,32 @@ class ResponsesReasoningRequest {
   summary?: boolean | string;
 }
 
+class ResponsesTextFormat {
+  @ApiProperty({ enum: ['text', 'json_object', 'json_schema'] })
+  type: string;
+
+  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: '`json_schema`: required.' })
+  name?: string;
+
+  @ApiPropertyOptional({ ...JSON_SCHEMA_OBJECT, description: '`json_schema`: required; an object, at most 64 levels deep and 100,000 characters.' })
+  schema?: Record<string, unknown>;
+
+  @ApiPropertyOptional()
+  strict?: boolean;
+
+  @ApiPropertyOptional()
+  description?: string;
+}
+
+class ResponsesTextConfig {
+  @ApiPropertyOptional({
+    type: ResponsesTextFormat,
+    description:
+      'Structured output: the output text is JSON (`json_object`), valid against the schema too (`json_schema`). Echoed in the response. A format the model cannot honour is a 400 naming `text.format`.',
+  })
+  format?: ResponsesTextFormat;
+}
+
 @ApiSchema({ name: 'ResponsesRequest' })
 @ApiExtraModels(ResponsesInputItemSchema)
 export class ResponsesRequestSchema {
@@ -110,6 +136,9 @@ export class ResponsesRequestSchema {
 
   @ApiPropertyOptional({ type: ResponsesReasoningRequest })
   reasoning?: ResponsesReasoningRequest;
+
+  @ApiPropertyOptional({ type: ResponsesTextConfig })
+  text?: ResponsesTextConfig;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Echoed back on the response.' })
   metadata?: Record<string, string>;
@@ -287,7 +316,7 @@ export class ResponseObjectSchema {
   @ApiProperty()
   temperature: number;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: '`{format: {type: text}}`.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "`{format}`: the request's `text.format`, `{type: text}` by default." })
   text: Record<string, unknown>;
 
   @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] })

@@ -4,7 +4,7 @@ import { simulateDecisionTurn } from './simulator-decision';
 import { pieceLogprobs } from './simulator-logprobs';
 import { hash32, hashHex, randomInt, seededRandom } from './simulator-random';
 import { quote, sentences } from './simulator-text';
-import { chooseToolCalls } from './simulator-tools';
+import { chooseToolCalls, sampleJson } from './simulator-tools';
 
 /** What shapes a simulated reply besides the request (see `SimulatorOptions`). */
 export interface TurnOptions {
@@ -44,7 +44,9 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
 
   const reasoningText = reasons ? reasoningFor(conversation, toolCalls, random) : '';
   const replyText =
-    toolCalls.length > 0 ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.` : replyFor(conversation, random, options.replyWords);
+    toolCalls.length > 0
+      ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.`
+      : formattedReply(request, replyFor(conversation, random, options.replyWords));
   const stopped = cutAtStop(replyText, request.stop ?? []);
 
   const reasoningPieces = takeWithinBudget(splitTokenPieces(reasoningText), request.reasoning?.budgetTokens ?? Infinity).pieces;
@@ -63,6 +65,13 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
     ...(reasoning ? { reasoningTokens: countTokens(reasoning) } : {}),
   };
   return turn;
+}
+
+/** A JSON reply when the request asks for one: a sample valid against the schema, or the prose wrapped in an object. */
+function formattedReply(request: CanonicalRequest, prose: string): string {
+  const format = request.responseFormat;
+  if (!format) return prose;
+  return JSON.stringify(format.type === 'json_schema' ? sampleJson(format.schema) : { answer: prose });
 }
 
 export function joinPieces(pieces: TokenPiece[]): string {
