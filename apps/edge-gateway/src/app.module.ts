@@ -49,7 +49,6 @@ import { VIDEO_HEARTBEAT_MS, VideosService } from './videos/videos.service';
 import { VideoJobEvents } from './videos/video-job-events';
 import { VideoJobsProducer } from './videos/video-jobs.producer';
 
-
 const NEGATIVE_AUTH_TTL_MS = 5_000;
 
 @Module({})

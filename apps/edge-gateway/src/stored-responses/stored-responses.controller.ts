@@ -19,7 +19,9 @@ import { Unmetered } from '../policy/metering.decorators';
 import { ServiceClient } from '../nats/service-client';
 import { DeletedResponseSchema, ResponseInputItemListSchema, ResponseObjectSchema } from '../text-generation/openapi/responses.openapi';
 
-const NOT_FOUND = { 404: "No stored response with this id for this key: unknown, expired, deleted, stored with `store: false`, or another account's (or, for a proxy or DevPass key, another key's)." };
+const NOT_FOUND = {
+  404: "No stored response with this id for this key: unknown, expired, deleted, stored with `store: false`, or another account's (or, for a proxy or DevPass key, another key's).",
+};
 
 /** Longer than any id the gateway gives; refused here rather than sent on. */
 const MAX_ID_LENGTH = 256;

@@ -53,11 +53,7 @@ export class TextGenerationController {
       'Stored unless `store: false` (read it back with `GET /v1/responses/{id}`); `previous_response_id` and `item_reference` inputs refer to stored responses of the caller (404 when unknown).',
   })
   @ApiBody({ type: ResponsesRequestSchema })
-  @ApiJsonOrEventStream(
-    ResponseObjectSchema,
-    'A response object.',
-    'typed events from `response.created` to `response.completed` (or `response.incomplete`).',
-  )
+  @ApiJsonOrEventStream(ResponseObjectSchema, 'A response object.', 'typed events from `response.created` to `response.completed` (or `response.incomplete`).')
   @ApiErrors(GENERATION_ERRORS)
   responses(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.relay('responses', request, reply);

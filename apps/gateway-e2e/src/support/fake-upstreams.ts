@@ -202,9 +202,7 @@ function slowText(lastUser: string): string {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : ''))
-    .join('');
+  return content.map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : '')).join('');
 }
 
 /** What the last turn asks of the model, in provider-neutral terms. */
@@ -402,7 +400,16 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
   const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const frames: string[] = [
     event('message_start', {
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: inputTokens, output_tokens: 1 },
+      },
     }),
     event('ping', {}),
   ];

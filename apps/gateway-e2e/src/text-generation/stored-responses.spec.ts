@@ -87,7 +87,7 @@ describe('stored responses', () => {
     }
   });
 
-  it('runs a function-call tool loop whose second step names the first step\'s output by item_reference', async () => {
+  it("runs a function-call tool loop whose second step names the first step's output by item_reference", async () => {
     const mk = marker('itemref');
     const prompt = `What is the weather in Paris? Use the get_weather tool. (${mk})`;
     const first = await client.responses.create({ model: 'fake-openai', input: prompt, tools: [responsesWeatherTool] });
@@ -104,7 +104,10 @@ describe('stored responses', () => {
     const second = await client.responses.create({ model: 'fake-openai', input, tools: [responsesWeatherTool] });
     expect(second.output_text).toContain(RESULT);
     const sent = (await fakeRequestsMentioning('openai', mk)).map((request) => request.body);
-    expect(sent[1].messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: call.call_id, function: { name: 'get_weather', arguments: call.arguments } }] });
+    expect(sent[1].messages.at(-2)).toMatchObject({
+      role: 'assistant',
+      tool_calls: [{ id: call.call_id, function: { name: 'get_weather', arguments: call.arguments } }],
+    });
     expect(sent[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: call.call_id, content: RESULT });
 
     const missing = await notFound(client.responses.create({ model: 'fake-openai', input: [{ type: 'item_reference', id: 'fc_nothing_0' }] }));

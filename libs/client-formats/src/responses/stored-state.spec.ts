@@ -31,7 +31,12 @@ describe('stored responses: references', () => {
   it('names the previous response and each referenced item once, in order', () => {
     const body = {
       previous_response_id: 'resp_t1',
-      input: [{ type: 'item_reference', id: 'fc_t1_0' }, { role: 'user', content: 'x' }, { type: 'item_reference', id: 'rs_t1' }, { type: 'item_reference', id: 'fc_t1_0' }],
+      input: [
+        { type: 'item_reference', id: 'fc_t1_0' },
+        { role: 'user', content: 'x' },
+        { type: 'item_reference', id: 'rs_t1' },
+        { type: 'item_reference', id: 'fc_t1_0' },
+      ],
     };
     expect(storedReferences(body)).toEqual({ previousResponseId: 'resp_t1', itemIds: ['fc_t1_0', 'rs_t1'] });
   });
@@ -64,18 +69,32 @@ describe('stored responses: resolving', () => {
     const { request } = parse(resolved.body);
     expect(request.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'weather in Paris?' }] },
-      { role: 'assistant', content: [{ type: 'thinking', text: 'need the tool' }], toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Paris"}' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'thinking', text: 'need the tool' }],
+        toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Paris"}' }],
+      },
       { role: 'tool', toolCallId: 'call_1', content: 'sunny' },
     ]);
   });
 
   it('does not carry the previous instructions over (as OpenAI)', () => {
-    const resolved = resolveStoredReferences({ model: 'm', input: 'next' }, { ...turn1, response: { ...turn1.response, instructions: 'be terse' } }, {}, 'req_t2');
+    const resolved = resolveStoredReferences(
+      { model: 'm', input: 'next' },
+      { ...turn1, response: { ...turn1.response, instructions: 'be terse' } },
+      {},
+      'req_t2',
+    );
     expect(parse(resolved.body).request.system).toBeUndefined();
   });
 
   it('replaces item references by the stored items, and stores a string input as a user message', () => {
-    const input = [{ role: 'user', content: 'weather in Paris?' }, { type: 'item_reference', id: 'rs_t1' }, { type: 'item_reference', id: 'fc_t1_0' }, { type: 'function_call_output', call_id: 'call_1', output: 'sunny' }];
+    const input = [
+      { role: 'user', content: 'weather in Paris?' },
+      { type: 'item_reference', id: 'rs_t1' },
+      { type: 'item_reference', id: 'fc_t1_0' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+    ];
     const items = Object.fromEntries((turn1.response.output as { id: string }[]).map((item) => [item.id, item]));
     const resolved = resolveStoredReferences({ model: 'm', input }, undefined, items, 'req_x');
     expect(resolved.inputItems.map((item) => item.id)).toEqual(['msg_x_in0', 'rs_t1', 'fc_t1_0', 'fco_x_in3']);
@@ -92,9 +111,18 @@ describe('stored responses: resolving', () => {
   });
 
   it('keeps the first copy of an item the conversation already holds', () => {
-    const body = { model: 'm', previous_response_id: 'resp_t1', input: [{ type: 'item_reference', id: 'fc_t1_0' }, { ...(turn1.response.output as object[])[0] }, 'not an item'] };
+    const body = {
+      model: 'm',
+      previous_response_id: 'resp_t1',
+      input: [{ type: 'item_reference', id: 'fc_t1_0' }, { ...(turn1.response.output as object[])[0] }, 'not an item'],
+    };
     expect(rejection(() => resolveStoredReferences(body, turn1, { fc_t1_0: {} }, 'req_x'))).toMatchObject({ param: 'input.2' });
-    const ok = resolveStoredReferences({ ...body, input: body.input.slice(0, 2) }, turn1, { fc_t1_0: (turn1.response.output as object[])[1] as never }, 'req_x');
+    const ok = resolveStoredReferences(
+      { ...body, input: body.input.slice(0, 2) },
+      turn1,
+      { fc_t1_0: (turn1.response.output as object[])[1] as never },
+      'req_x',
+    );
     expect(ok.inputItems.map((item) => item.id)).toEqual(['msg_t1_in0', 'rs_t1', 'fc_t1_0']);
   });
 
@@ -127,7 +155,9 @@ describe('stored responses: rendering', () => {
 
   it('has no final response when the stream ended in an error', () => {
     const encoder = responses.createStreamEncoder(context({ store: true }));
-    eventsFor(response()).slice(0, 3).forEach((event) => encoder.encode(event));
+    eventsFor(response())
+      .slice(0, 3)
+      .forEach((event) => encoder.encode(event));
     encoder.error({ status: 502, message: 'boom' });
     expect(encoder.finalResponse?.()).toBeUndefined();
   });

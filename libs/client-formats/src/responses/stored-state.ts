@@ -103,10 +103,7 @@ function ownInput(input: unknown): JsonObject[] | undefined {
 /** Messages get `type: 'message'` and content parts, as `input_items` lists them. */
 function withOwnShape(item: JsonObject): JsonObject {
   if ((item.type ?? 'message') !== 'message') return item;
-  const content =
-    typeof item.content === 'string'
-      ? [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }]
-      : item.content;
+  const content = typeof item.content === 'string' ? [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }] : item.content;
   return { ...item, type: 'message', content };
 }
 

@@ -101,7 +101,10 @@ export class ResponsesRequestSchema {
   tools?: ResponsesToolSchema[];
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string', enum: ['auto', 'none', 'required'] }, { type: 'object', additionalProperties: true }],
+    oneOf: [
+      { type: 'string', enum: ['auto', 'none', 'required'] },
+      { type: 'object', additionalProperties: true },
+    ],
     description: '`auto`, `none`, `required`, or `{type: function, name}`.',
   })
   tool_choice?: unknown;
@@ -130,7 +133,10 @@ export class ResponsesRequestSchema {
   })
   previous_response_id?: string;
 
-  @ApiPropertyOptional({ default: true, description: 'Store the reply for `GET /v1/responses/{id}`, `previous_response_id` and `item_reference`; `false` stores nothing.' })
+  @ApiPropertyOptional({
+    default: true,
+    description: 'Store the reply for `GET /v1/responses/{id}`, `previous_response_id` and `item_reference`; `false` stores nothing.',
+  })
   store?: boolean;
 }
 
@@ -234,7 +240,7 @@ class ResponsesUsage {
   total_tokens: number;
 }
 
-@ApiSchema({ name: 'Response', description: 'A response object; the request\'s settings are echoed back as OpenAI does.' })
+@ApiSchema({ name: 'Response', description: "A response object; the request's settings are echoed back as OpenAI does." })
 @ApiExtraModels(ResponsesOutputMessageSchema, ResponsesReasoningItemSchema, ResponsesFunctionCallSchema)
 export class ResponseObjectSchema {
   @ApiProperty({ example: 'resp_…' })
@@ -288,7 +294,7 @@ export class ResponseObjectSchema {
   @ApiProperty({ type: 'object', additionalProperties: true, description: '`{effort, summary}` as requested.' })
   reasoning: Record<string, unknown>;
 
-  @ApiProperty({ description: 'Whether the reply was stored (the request\'s `store`, default true).' })
+  @ApiProperty({ description: "Whether the reply was stored (the request's `store`, default true)." })
   store: boolean;
 
   @ApiProperty()
@@ -312,7 +318,7 @@ export class ResponseObjectSchema {
   @ApiProperty({ type: 'string', nullable: true })
   user: string | null;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The request\'s `metadata`, echoed.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "The request's `metadata`, echoed." })
   metadata: Record<string, unknown>;
 }
 

@@ -3,14 +3,7 @@ import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, Mode
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { countTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
-import {
-  fromOpenAIEmbeddings,
-  fromOpenAIImages,
-  fromOpenAIModeration,
-  sniffImageType,
-  toOpenAIEmbeddingsBody,
-  toOpenAIImagesBody,
-} from './openai-media';
+import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImageType, toOpenAIEmbeddingsBody, toOpenAIImagesBody } from './openai-media';
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -47,7 +40,12 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   async embed(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult> {
-    const response = await this.http.postJson(endpointUrl(route, 'embeddings'), authHeaders(route), toOpenAIEmbeddingsBody(request, route.upstreamModel), signal);
+    const response = await this.http.postJson(
+      endpointUrl(route, 'embeddings'),
+      authHeaders(route),
+      toOpenAIEmbeddingsBody(request, route.upstreamModel),
+      signal,
+    );
     const { vectors, promptTokens } = fromOpenAIEmbeddings(response, request.inputs.length);
     // Servers that report no usage are counted like the simulator, so metering never sees zero.
     return { vectors, inputTokens: promptTokens ?? request.inputs.reduce((sum, input) => sum + countTokens(input), 0) };
@@ -60,7 +58,12 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   async generateImages(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult> {
-    const response = await this.http.postJson(endpointUrl(route, 'images/generations'), authHeaders(route), toOpenAIImagesBody(request, route.upstreamModel), signal);
+    const response = await this.http.postJson(
+      endpointUrl(route, 'images/generations'),
+      authHeaders(route),
+      toOpenAIImagesBody(request, route.upstreamModel),
+      signal,
+    );
     const images = [];
     for (const image of fromOpenAIImages(response, request.n)) {
       const bytes = image.b64 !== undefined ? Buffer.from(image.b64, 'base64') : await this.http.getBytes(image.url!, signal);

@@ -43,7 +43,8 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
   const reasons = options.alwaysReason || request.reasoning?.enabled === true;
 
   const reasoningText = reasons ? reasoningFor(conversation, toolCalls, random) : '';
-  const replyText = toolCalls.length > 0 ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.` : replyFor(conversation, random, options.replyWords);
+  const replyText =
+    toolCalls.length > 0 ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.` : replyFor(conversation, random, options.replyWords);
   const stopped = cutAtStop(replyText, request.stop ?? []);
 
   const reasoningPieces = takeWithinBudget(splitTokenPieces(reasoningText), request.reasoning?.budgetTokens ?? Infinity).pieces;
@@ -84,11 +85,14 @@ function readConversation(messages: CanonicalMessage[]): Conversation {
   const last = messages[messages.length - 1];
   if (!last) return { lastText: '' };
   if (last.role === 'tool') {
-    const call = messages.flatMap((message) => (message.role === 'assistant' ? message.toolCalls ?? [] : [])).find((c) => c.id === last.toolCallId);
+    const call = messages.flatMap((message) => (message.role === 'assistant' ? (message.toolCalls ?? []) : [])).find((c) => c.id === last.toolCallId);
     return { lastText: last.content, toolResult: { name: call?.name ?? 'tool', content: last.content } };
   }
   if (last.role === 'system') return { lastText: last.content };
-  const text = last.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ').trim();
+  const text = last.content
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join(' ')
+    .trim();
   return last.role === 'user' ? { lastText: text, lastUserText: text } : { lastText: text, continuesAssistant: true };
 }
 
@@ -139,7 +143,14 @@ function takeWithinBudget(pieces: TokenPiece[], budget: number): { pieces: Token
 
 /** Spends `maxTokens` on reasoning, then text, then whole tool calls; running out means 'length'. */
 function spendOutputBudget(reasoning: TokenPiece[], text: TokenPiece[], toolCalls: ToolCall[], maxTokens: number): SimulatedTurn {
-  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({ reasoning: [], text: [], toolCalls: [], ...kept, stopReason: 'length', usage: ZERO_USAGE });
+  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({
+    reasoning: [],
+    text: [],
+    toolCalls: [],
+    ...kept,
+    stopReason: 'length',
+    usage: ZERO_USAGE,
+  });
   const keptReasoning = takeWithinBudget(reasoning, maxTokens);
   if (keptReasoning.truncated) return length({ reasoning: keptReasoning.pieces });
   let remaining = maxTokens - countTokens(joinPieces(reasoning));
