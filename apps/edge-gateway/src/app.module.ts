@@ -35,6 +35,7 @@ import { RequestObserver } from './observability/request-observer';
 import { AccountController } from './account/account.controller';
 import { DecisionsController } from './decisions/decisions.controller';
 import { DecisionsService } from './decisions/decisions.service';
+import { StoredResponsesController } from './stored-responses/stored-responses.controller';
 import { TextGenerationController } from './text-generation/text-generation.controller';
 import { INFERENCE_IDLE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
@@ -81,6 +82,7 @@ export class EdgeModule {
         AccountController,
         DecisionsController,
         TextGenerationController,
+        StoredResponsesController,
         FilesController,
         EmbeddingsController,
         ModerationsController,

@@ -267,6 +267,27 @@ describe('what the routes answer matches the document', () => {
     expectDocumented('POST', '/v1/messages', unknownModel);
   });
 
+  it('stored responses: read back, input items, delete, and 404', async () => {
+    const created = await api('POST', '/v1/responses', { key: account.masterKey, body: { model: 'sim-chat', input: 'Keep this', max_output_tokens: 30 } });
+    expect(created.status).toBe(200);
+    const id: string = created.body.id;
+    const retrieved = await api('GET', `/v1/responses/${id}`, { key: account.masterKey });
+    expect(retrieved.status).toBe(200);
+    expectDocumented('GET', '/v1/responses/{id}', retrieved);
+    const items = await api('GET', `/v1/responses/${id}/input_items?limit=5`, { key: account.masterKey });
+    expect(items.status).toBe(200);
+    expectDocumented('GET', '/v1/responses/{id}/input_items', items);
+    const badLimit = await api('GET', `/v1/responses/${id}/input_items?limit=0`, { key: account.masterKey });
+    expect(badLimit.status).toBe(400);
+    expectDocumented('GET', '/v1/responses/{id}/input_items', badLimit);
+    const deleted = await api('DELETE', `/v1/responses/${id}`, { key: account.masterKey });
+    expect(deleted.status).toBe(200);
+    expectDocumented('DELETE', '/v1/responses/{id}', deleted);
+    const gone = await api('GET', `/v1/responses/${id}`, { key: account.masterKey });
+    expect(gone.status).toBe(404);
+    expectDocumented('GET', '/v1/responses/{id}', gone);
+  });
+
   it('decisions', async () => {
     const info = await api('GET', '/v1/decisions');
     expect(info.status).toBe(200);

@@ -1,6 +1,16 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { ClientsModule, Transport } from '@nestjs/microservices';
 import { healthSubject } from '@gateway/contracts';
-import { HealthController, healthRpcController, JETSTREAM_SERVERS, JetStreamConnection, READINESS_CHECKS, ReadinessCheck, splitList } from '@gateway/platform';
+import {
+  HealthController,
+  healthRpcController,
+  JETSTREAM_SERVERS,
+  JetStreamConnection,
+  READINESS_CHECKS,
+  ReadinessCheck,
+  splitList,
+  TracingNatsSerializer,
+} from '@gateway/platform';
 import { ModelCatalog } from '@gateway/catalog';
 import { DecisionController } from './decisions/decision.controller';
 import { DecisionEngine } from './decisions/decision-engine';
@@ -23,6 +33,7 @@ import { MediaCalls } from './media/media-call';
 import { MeteredCalls } from './metering/metered-calls';
 import { ModerationsController } from './moderations/moderations.controller';
 import { ModerationsService } from './moderations/moderations.service';
+import { STORE_CLIENT, STORE_TIMEOUT_MS, StoredResponsesClient } from './stored-responses/stored-responses.client';
 
 /** Model catalog, provider adapters and format translation. */
 @Module({})
@@ -33,6 +44,15 @@ export class InferenceRouterModule {
     logger.log(`serving ${catalog.list().length} models from ${env.MODELS_CONFIG}`);
     return {
       module: InferenceRouterModule,
+      imports: [
+        ClientsModule.register([
+          {
+            name: STORE_CLIENT,
+            transport: Transport.NATS,
+            options: { servers: splitList(env.NATS_URL), name: 'inference-router', serializer: new TracingNatsSerializer() },
+          },
+        ]),
+      ],
       controllers: [
         TextGenerationController,
         DecisionController,
@@ -67,6 +87,8 @@ export class InferenceRouterModule {
         InflightRequests,
         CancelListener,
         UpstreamCaller,
+        { provide: STORE_TIMEOUT_MS, useValue: env.STORE_TIMEOUT_MS },
+        StoredResponsesClient,
         TextGenerationService,
         DecisionEngine,
         DecisionService,

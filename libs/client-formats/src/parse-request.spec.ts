@@ -329,7 +329,8 @@ describe('parseClientRequest: responses', () => {
     [{ tool_choice: { type: 'function' } }, 'tool_choice.name'],
     [{ reasoning: { effort: 'max-ish' } }, 'reasoning.effort'],
     [{ metadata: { n: 1 } }, 'metadata.n'],
-    [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
+    [{ previous_response_id: 7 }, 'previous_response_id'],
+    [{ store: 'yes' }, 'store'],
   ])('rejects %j at %s', (body, param) => {
     const error = rejection('responses', { model: 'm', input: 'hi', ...body });
     expect(error.param).toBe(param);

@@ -18,6 +18,12 @@ export const Subjects = {
   accountLogs: 'accounts.logs',
   /** Credits and a proxy key's spend, to prime the edge's Redis budget when it has none. */
   accountBudget: 'accounts.budget',
+  /** Stored Responses-API responses (account-service keeps them; the router writes and resolves, the edge reads). */
+  responsesSave: 'responses.save',
+  responsesGet: 'responses.get',
+  responsesDelete: 'responses.delete',
+  responsesInputItems: 'responses.input-items',
+  responsesItems: 'responses.items',
   inferenceText: 'inference.text',
   inferenceModels: 'inference.models',
   inferenceDecide: 'inference.decide',

@@ -85,9 +85,10 @@ function casesFor(route: Route): Case[] {
         { name: 'max_output_tokens zero', body: { ...base, max_output_tokens: 0 }, field: 'max_output_tokens' },
         { name: 'tools not an array', body: { ...base, tools: 'get_weather' }, field: 'tools' },
         { name: 'function tool without name', body: { ...base, tools: [{ type: 'function' }] }, field: 'tools.0.name' },
-        { name: 'previous_response_id', body: { ...base, previous_response_id: 'resp_123' }, field: 'previous_response_id' },
         { name: 'metadata value not a string', body: { ...base, metadata: { a: 1 } }, field: 'metadata.a' },
         { name: 'web_search true (no model searches the web)', body: { ...base, web_search: true }, field: 'web_search' },
+        { name: 'store not a boolean', body: { ...base, store: 'yes' }, field: 'store' },
+        { name: 'previous_response_id not a string', body: { ...base, previous_response_id: 5 }, field: 'previous_response_id' },
       ];
     case '/v1/messages':
       return [

@@ -3,13 +3,14 @@ import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gatew
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { clientFormat } from '@gateway/client-formats';
+import { clientFormat, type ResolvedRequest, type StoredStateRules } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
 import { DECISION_ENDPOINT } from '../decisions/decision-model';
 import { errorReply, toDomainError, wireError } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
+import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 import { InflightRequests } from './inflight-requests';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
@@ -28,6 +29,7 @@ export class TextGenerationService {
     private readonly upstream: UpstreamCaller,
     private readonly calls: MeteredCalls,
     private readonly inflight: InflightRequests,
+    private readonly store: StoredResponsesClient,
   ) {}
 
   generate(request: TextGenerationRequest): Observable<TextFrame> {
@@ -61,7 +63,11 @@ export class TextGenerationService {
     }
     const body = excludeReasoning ? { ...request.body, model: modelId } : request.body;
     const format = clientFormat(request.format);
-    const parsed = format.parse(body, { reasoningExcludeSuffix: excludeReasoning });
+    const stored = format.storedState ? await this.resolveStored(request, format.storedState, body) : undefined;
+    const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning });
+    // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
+    const responseId = format.storedState?.responseId(request.requestId);
+    const save = stored && parsed.store ? (response: Record<string, unknown>) => this.store.save(request, response, stored.inputItems) : undefined;
     const canonical = parsed.request;
     outcome.model = canonical.model;
     const model = this.catalog.get(canonical.model);
@@ -76,6 +82,8 @@ export class TextGenerationService {
       excludeReasoning: canonical.reasoning?.exclude ?? false,
       reasoningContentCompat: parsed.reasoningContentCompat,
       metadata: parsed.metadata,
+      store: save !== undefined,
+      previousResponseId: parsed.previousResponseId,
     };
 
     if (!canonical.stream) {
@@ -86,7 +94,9 @@ export class TextGenerationService {
         canonical.model,
       );
       Object.assign(outcome, { provider: served.adapter, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens });
-      out.next({ kind: 'json', status: 200, body: format.render({ ...result, model: canonical.model }, context) });
+      const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
+      await save?.(rendered as Record<string, unknown>);
+      out.next({ kind: 'json', status: 200, body: rendered });
       return;
     }
 
@@ -105,25 +115,33 @@ export class TextGenerationService {
       canonical.model,
     );
     outcome.provider = served.adapter;
+    let saved = false;
+    const send = async (frames: string[]) => {
+      // The terminal frame waits for the write, so the client's next request finds the response.
+      const final = save && !saved ? encoder.finalResponse?.() : undefined;
+      if (final && save) {
+        saved = true;
+        await save(final);
+      }
+      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
+    };
     const write = (event: CanonicalStreamEvent) => {
-      if (event.type === 'start') event = { ...event, model: canonical.model };
+      if (event.type === 'start') event = { ...event, model: canonical.model, ...(responseId ? { id: responseId } : {}) };
       if (event.type === 'usage') usage = event.usage;
       if (event.type === 'text_delta' || event.type === 'reasoning_delta') generatedText += event.text;
       if (event.type === 'tool_call_delta') generatedText += event.argumentsDelta;
-      const frames = encoder.encode(event);
-      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
+      return send(encoder.encode(event));
     };
     try {
       let next = events.first;
       while (!next.done && !signal.aborted) {
-        write(next.value);
+        await write(next.value);
         next = await events.iterator.next();
       }
       if (signal.aborted) {
         await events.iterator.return?.();
       } else {
-        const frames = encoder.finish();
-        if (frames.length > 0) out.next({ kind: 'sse', frames });
+        await send(encoder.finish());
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -136,5 +154,15 @@ export class TextGenerationService {
       outcome.inputTokens = usage?.inputTokens ?? outcome.inputTokens;
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
     }
+  }
+
+  /** `previous_response_id` and `item_reference` replaced by the stored items they name, before the format parses the body. */
+  private async resolveStored(caller: TextGenerationRequest, rules: StoredStateRules, body: Record<string, unknown>): Promise<ResolvedRequest> {
+    const references = rules.references(body);
+    const [previous, items] = await Promise.all([
+      references.previousResponseId ? this.store.previous(caller, references.previousResponseId) : undefined,
+      this.store.items(caller, references.itemIds),
+    ]);
+    return rules.resolve(body, previous, items, caller.requestId);
   }
 }

@@ -16,6 +16,10 @@ export interface ParsedClientRequest {
   reasoningContentCompat: boolean;
   /** Responses `metadata`, echoed back on the response object (pass it to the render context). */
   metadata?: Record<string, unknown>;
+  /** Responses `store` (default true, as OpenAI's API): the router stores the reply for later reference. */
+  store?: boolean;
+  /** Responses `previous_response_id`, echoed back (the router already put that response's items in the input). */
+  previousResponseId?: string;
 }
 
 export type Effort = NonNullable<ReasoningOptions['effort']>;

@@ -14,6 +14,9 @@ export interface RenderContext {
   reasoningContentCompat?: boolean;
   /** Responses only: the request's `metadata`, echoed back (`ParsedClientRequest.metadata`). */
   metadata?: Record<string, unknown>;
+  /** Responses only: echoed as `store` and `previous_response_id` (`ParsedClientRequest.store`, `.previousResponseId`). */
+  store?: boolean;
+  previousResponseId?: string;
 }
 
 // ---- stop reasons ----------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 /**
  * OpenAI Responses request body → canonical request.
  *
- * The router is stateless, so everything the model should see must be in `input`: a string, or the
- * flat item list OpenAI's SDKs send (messages, function calls and their outputs, reasoning items
- * replayed from an earlier response).
+ * Everything the model should see is in `input`: a string, or the flat item list OpenAI's SDKs send
+ * (messages, function calls and their outputs, reasoning items replayed from an earlier response).
+ * `previous_response_id` and `item_reference` items refer to stored responses: the router replaces
+ * them with the stored items (`stored-state.ts`) before this parse sees the body.
  */
 import type { CanonicalRequest, ContentPart, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
@@ -41,9 +42,6 @@ const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 export function parseResponsesRequest(body: unknown, options: ParseOptions): ParsedClientRequest {
   const b = requireBody(body);
   const model = requireModel(b);
-  if (b.previous_response_id !== undefined && b.previous_response_id !== null) {
-    fail('previous_response_id', 'is not supported: responses are not stored, send the whole conversation in input');
-  }
   const conversation = new ConversationBuilder();
   const instructions = optionalString(b, 'instructions', '');
   if (instructions !== undefined) conversation.addSystem(instructions);
@@ -67,7 +65,13 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
     responseFormat: parseResponsesTextFormat(b),
   });
   if (request.messages.length === 0) fail('input', 'must contain at least one message');
-  return { request, reasoningContentCompat: false, metadata: parseMetadata(b.metadata) };
+  return {
+    request,
+    reasoningContentCompat: false,
+    metadata: parseMetadata(b.metadata),
+    store: optionalBoolean(b, 'store', '') ?? true,
+    previousResponseId: optionalString(b, 'previous_response_id', ''),
+  };
 }
 
 function addInput(conversation: ConversationBuilder, input: unknown): void {

@@ -51,6 +51,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private stopReason: StopReason | undefined;
   private usage: Usage | undefined;
   private closed = false;
+  private final: Record<string, unknown> | undefined;
 
   constructor(private readonly context: RenderContext) {}
 
@@ -66,6 +67,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const frames = this.meta ? [] : this.start(undefined);
     if (this.stopReason === undefined) frames.push(...this.closeAll('stop'));
     return [...frames, ...this.terminal()];
+  }
+
+  finalResponse(): Record<string, unknown> | undefined {
+    return this.final;
   }
 
   error(error: WireError, requestId?: string): string[] {
@@ -224,6 +229,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private terminal(): string[] {
     this.closed = true;
     const response = this.envelope() as { status: string };
+    this.final = response as Record<string, unknown>;
     const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     return [this.event(type, { response })];
   }
