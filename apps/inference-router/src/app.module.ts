@@ -23,6 +23,8 @@ import { MediaCalls } from './media/media-call';
 import { MeteredCalls } from './metering/metered-calls';
 import { ModerationsController } from './moderations/moderations.controller';
 import { ModerationsService } from './moderations/moderations.service';
+import { TokenCountingController } from './token-counting/token-counting.controller';
+import { TokenCountingService } from './token-counting/token-counting.service';
 
 /** Model catalog, provider adapters and format translation. */
 @Module({})
@@ -41,6 +43,7 @@ export class InferenceRouterModule {
         EmbeddingsController,
         ModerationsController,
         ImagesController,
+        TokenCountingController,
       ],
       providers: [
         { provide: ModelCatalog, useValue: catalog },
@@ -69,6 +72,7 @@ export class InferenceRouterModule {
         EmbeddingsService,
         ModerationsService,
         ImagesService,
+        TokenCountingService,
       ],
     };
   }
