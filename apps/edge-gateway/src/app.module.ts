@@ -50,7 +50,6 @@ import { VideoJobsProducer } from './videos/video-jobs.producer';
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
 
-
 const NEGATIVE_AUTH_TTL_MS = 5_000;
 
 @Module({})

@@ -82,7 +82,15 @@ describe('renderResponse: responses', () => {
   it('renders reasoning, message and function call items with the request echoed', () => {
     const ctx = context(
       { metadata: { trace: 't' } },
-      { system: 'Be brief.', maxTokens: 99, temperature: 0.3, topP: 0.8, toolChoice: { name: 'f' }, tools: [{ name: 'f', parameters: { type: 'object' } }], reasoning: { enabled: true, effort: 'low', exclude: false } },
+      {
+        system: 'Be brief.',
+        maxTokens: 99,
+        temperature: 0.3,
+        topP: 0.8,
+        toolChoice: { name: 'f' },
+        tools: [{ name: 'f', parameters: { type: 'object' } }],
+        reasoning: { enabled: true, effort: 'low', exclude: false },
+      },
     );
     expect(renderResponse('responses', full, ctx)).toEqual({
       id: 'resp_gen-1',

@@ -35,14 +35,7 @@ export type Subject = (typeof Subjects)[keyof typeof Subjects];
 /** Each service answers `health.<service>` so the edge's readiness can prove the hop works. */
 export const healthSubject = (service: ServiceName): string => `health.${service}`;
 
-export const ServiceNames = [
-  'edge-gateway',
-  'inference-router',
-  'key-service',
-  'account-service',
-  'metering-service',
-  'video-worker',
-] as const;
+export const ServiceNames = ['edge-gateway', 'inference-router', 'key-service', 'account-service', 'metering-service', 'video-worker'] as const;
 export type ServiceName = (typeof ServiceNames)[number];
 
 /** Queue groups spread requests over the replicas of one service. */

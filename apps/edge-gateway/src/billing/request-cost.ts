@@ -13,8 +13,7 @@ export interface CostEstimate {
   credits: number;
 }
 
-const positiveInt = (value: unknown): number | undefined =>
-  Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined;
+const positiveInt = (value: unknown): number | undefined => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined);
 
 /**
  * The most a text-generation request can cost: its prompt tokens plus its output cap
@@ -58,7 +57,8 @@ export function mediaModelId(catalog: ModelCatalog, route: string, body: Record<
 function inputTokens(body: Record<string, unknown>): number {
   const input = body.input;
   if (typeof input === 'string') return countTextTokens(input);
-  if (Array.isArray(input) && input.every((item) => typeof item === 'string')) return input.reduce((sum: number, item: string) => sum + countTextTokens(item), 0);
+  if (Array.isArray(input) && input.every((item) => typeof item === 'string'))
+    return input.reduce((sum: number, item: string) => sum + countTextTokens(item), 0);
   return countTextTokens(JSON.stringify(body));
 }
 

@@ -19,7 +19,7 @@ const COUNT_ERRORS = {
 
 const HOW_COUNTED =
   "Counted by the model's upstream provider when it has a counting endpoint (Anthropic's `/v1/messages/count_tokens`, OpenAI's " +
-  '`/v1/responses/input_tokens`), else by the gateway\'s tokenizer (o200k_base). Free: nothing is generated, metered or charged. ' +
+  "`/v1/responses/input_tokens`), else by the gateway's tokenizer (o200k_base). Free: nothing is generated, metered or charged. " +
   "Rate-limited apart from generation: the plan's requests per minute apply to counting calls in a bucket of their own.";
 
 /** Token counting in the two formats that define it, with the same key and model checks as generation. */

@@ -69,7 +69,11 @@ describe('usage and billing of prompt-cache tokens from the upstreams', () => {
 
     it('chat and responses: the whole prompt as input, the cache reads as cached_tokens', async () => {
       const content = `Cached for OpenAI clients ${marker()}`;
-      const anthropic = await anthropicClient(account.masterKey).messages.create({ model: 'fake-anthropic-cached', max_tokens: 100, messages: [{ role: 'user', content }] });
+      const anthropic = await anthropicClient(account.masterKey).messages.create({
+        model: 'fake-anthropic-cached',
+        max_tokens: 100,
+        messages: [{ role: 'user', content }],
+      });
       const whole = anthropic.usage.input_tokens + CACHE_READ_TOKENS + CACHE_WRITE_TOKENS;
       const chat = await openaiClient(account.masterKey).chat.completions.create({ model: 'fake-anthropic-cached', messages: [{ role: 'user', content }] });
       expect(chat.usage).toMatchObject({ prompt_tokens: whole, prompt_tokens_details: { cached_tokens: CACHE_READ_TOKENS } });
@@ -104,13 +108,25 @@ describe('usage and billing of prompt-cache tokens from the upstreams', () => {
       const responses = await openaiClient(account.masterKey).responses.create({ model: 'fake-openai-cached', input: content });
       expect(responses.usage!.input_tokens_details).toEqual({ cached_tokens: CACHE_READ_TOKENS });
 
-      const message = await anthropicClient(account.masterKey).messages.create({ model: 'fake-openai-cached', max_tokens: 100, messages: [{ role: 'user', content }] });
-      expect(message.usage).toMatchObject({ input_tokens: prompt - CACHE_READ_TOKENS, cache_read_input_tokens: CACHE_READ_TOKENS, cache_creation_input_tokens: 0 });
+      const message = await anthropicClient(account.masterKey).messages.create({
+        model: 'fake-openai-cached',
+        max_tokens: 100,
+        messages: [{ role: 'user', content }],
+      });
+      expect(message.usage).toMatchObject({
+        input_tokens: prompt - CACHE_READ_TOKENS,
+        cache_read_input_tokens: CACHE_READ_TOKENS,
+        cache_creation_input_tokens: 0,
+      });
     });
   });
 
   it('a streamed message_start carries the real input count on an Anthropic upstream, never 0', async () => {
-    const stream = anthropicClient(account.masterKey).messages.stream({ model: 'fake-anthropic', max_tokens: 100, messages: [{ role: 'user', content: 'How long is this?' }] });
+    const stream = anthropicClient(account.masterKey).messages.stream({
+      model: 'fake-anthropic',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'How long is this?' }],
+    });
     let startInput = 0;
     stream.on('streamEvent', (event) => {
       if (event.type === 'message_start') startInput = event.message.usage.input_tokens;
@@ -120,13 +136,17 @@ describe('usage and billing of prompt-cache tokens from the upstreams', () => {
     expect(startInput).toBe(final.usage.input_tokens);
   });
 
+  // Anthropic: the input message_start reported; OpenAI reports usage only at the end, so the gateway's own count.
   it.each([
-    ['fake-anthropic-big-input', REPORTED_INPUT_TOKENS, 'the input message_start reported'],
-    ['fake-openai-big-input', undefined, "the gateway's own count (OpenAI reports usage only at the end)"],
-  ] as const)('%s: a cancelled stream is billed %s plus the output so far', async (model, expectedInput, _what) => {
+    ['fake-anthropic-big-input', REPORTED_INPUT_TOKENS],
+    ['fake-openai-big-input', undefined],
+  ] as const)('%s: a cancelled stream is billed the reported input (%s), else the counted one, plus the output so far', async (model, expectedInput) => {
     const requestId = newRequestId('cancel-billed');
     const prompt = 'Tell me a long story slowly';
-    const stream = anthropicClient(account.masterKey).messages.stream({ model, max_tokens: 500, messages: [{ role: 'user', content: prompt }] }, withRequestId(requestId));
+    const stream = anthropicClient(account.masterKey).messages.stream(
+      { model, max_tokens: 500, messages: [{ role: 'user', content: prompt }] },
+      withRequestId(requestId),
+    );
     let deltas = 0;
     await new Promise<void>((resolve) => {
       stream.on('text', () => {

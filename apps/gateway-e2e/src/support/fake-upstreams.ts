@@ -212,9 +212,7 @@ function slowText(lastUser: string): string {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : ''))
-    .join('');
+  return content.map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : '')).join('');
 }
 
 /** What the last turn asks of the model, in provider-neutral terms. */
@@ -385,7 +383,8 @@ function anthropicError(response: ServerResponse, status: number, type: string, 
 async function handleAnthropic(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.method === 'POST' && request.path === '/v1/messages/count_tokens') {
     const counted = request.body ?? {};
-    if (counted.max_tokens !== undefined || counted.stream !== undefined) return anthropicError(response, 400, 'invalid_request_error', 'count_tokens: unexpected field');
+    if (counted.max_tokens !== undefined || counted.stream !== undefined)
+      return anthropicError(response, 400, 'invalid_request_error', 'count_tokens: unexpected field');
     return sendJson(response, 200, { input_tokens: COUNT_BASE + words(JSON.stringify(counted.messages ?? '')) + words(String(counted.system ?? '')) });
   }
   if (request.method !== 'POST' || request.path !== '/v1/messages') {
@@ -400,7 +399,8 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
 
   if (model === 'cut-off' && body.stream !== true) return void response.socket?.destroy();
   const turn = anthropicTurn(body);
-  const inputTokens = model === 'big-input' ? REPORTED_INPUT_TOKENS : Math.max(1, words(JSON.stringify(body.messages ?? '')) + words(String(body.system ?? '')));
+  const inputTokens =
+    model === 'big-input' ? REPORTED_INPUT_TOKENS : Math.max(1, words(JSON.stringify(body.messages ?? '')) + words(String(body.system ?? '')));
   // Anthropic's input_tokens excludes the cache reads and writes, which have counters of their own.
   const inputUsage = {
     input_tokens: inputTokens,
@@ -432,7 +432,16 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
   const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const frames: string[] = [
     event('message_start', {
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...inputUsage, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...inputUsage, output_tokens: 1 },
+      },
     }),
     event('ping', {}),
   ];

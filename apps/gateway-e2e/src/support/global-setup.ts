@@ -141,7 +141,11 @@ function videoModels(fakes: FakeUpstreams): Record<string, unknown>[] {
     sizes: ['16:9', '9:16'],
     routes: [route],
   });
-  const simulator = (durationMs: number) => ({ adapter: 'simulator', upstream_model: 'sim-video', options: { duration_ms: durationMs, clip_seconds: 1, fps: 4 } });
+  const simulator = (durationMs: number) => ({
+    adapter: 'simulator',
+    upstream_model: 'sim-video',
+    options: { duration_ms: durationMs, clip_seconds: 1, fps: 4 },
+  });
   const openai = (upstream: string) => ({
     adapter: 'openai',
     base_url: `${fakes.openai.url}/v1`,

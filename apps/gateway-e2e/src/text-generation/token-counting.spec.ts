@@ -61,13 +61,17 @@ describe('token counting', () => {
     expect(counted.input_tokens).toBeGreaterThan(COUNT_BASE);
     const calls = (await fakeRequestsMentioning('anthropic', mk)).filter((request) => request.path === '/v1/messages/count_tokens');
     expect(calls).toHaveLength(1);
-    expect(calls[0].body).toMatchObject({ model: 'echo', system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: `Count me ${mk}` }] }] });
+    expect(calls[0].body).toMatchObject({
+      model: 'echo',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: [{ type: 'text', text: `Count me ${mk}` }] }],
+    });
     expect(calls[0].body).not.toHaveProperty('max_tokens');
     // Nothing was generated.
     expect((await fakeRequestsMentioning('anthropic', mk)).filter((request) => request.path === '/v1/messages')).toEqual([]);
   });
 
-  it('responses.inputTokens.count: the local count on the simulator, the OpenAI upstream\'s own on a fake-openai model', async () => {
+  it("responses.inputTokens.count: the local count on the simulator, the OpenAI upstream's own on a fake-openai model", async () => {
     const client = openaiClient(account.masterKey);
     const local = await client.responses.inputTokens.count({ model: 'sim-chat', instructions: 'Answer in French.', input: 'Where is the library?' });
     expect(local).toEqual({ object: 'response.input_tokens', input_tokens: tokens('Answer in French.') + tokens('Where is the library?') });
@@ -89,7 +93,10 @@ describe('token counting', () => {
     expect(anthropic.status).toBe(401);
     expect(anthropic.body).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
 
-    const unknown = await api('POST', '/v1/messages/count_tokens', { key: account.masterKey, body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] } });
+    const unknown = await api('POST', '/v1/messages/count_tokens', {
+      key: account.masterKey,
+      body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
 

@@ -151,5 +151,10 @@ export class TextGenerationService {
 
 /** The usage event's token fields from a canonical usage (cache tokens only when reported). */
 function billedUsage(usage: Usage): Pick<CallOutcome, 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens'> {
-  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cacheReadTokens: usage.cachedInputTokens, cacheWriteTokens: usage.cacheWriteTokens };
+  return {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cachedInputTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+  };
 }

@@ -96,7 +96,10 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   /** A delta for a thinking or text block, opening the block first when another kind is open. */
   private delta(kind: 'thinking' | 'text', delta: object): string[] {
-    const frames = this.current?.kind === kind ? [] : this.openBlock(kind, kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' });
+    const frames =
+      this.current?.kind === kind
+        ? []
+        : this.openBlock(kind, kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' });
     frames.push(this.blockDelta((this.current as OpenBlock).index, delta));
     return frames;
   }

@@ -98,7 +98,7 @@ class MessagesThinkingConfig {
 
 @ApiSchema({ name: 'MessagesTool', description: 'A custom tool. Server tools (a versioned `type`, no `input_schema`) are skipped.' })
 export class MessagesToolSchema {
-  @ApiPropertyOptional({ description: '`custom`, or a server tool\'s versioned type.' })
+  @ApiPropertyOptional({ description: "`custom`, or a server tool's versioned type." })
   type?: string;
 
   @ApiProperty()
@@ -147,7 +147,10 @@ export class MessagesRequestSchema {
   @ApiPropertyOptional({ type: 'integer', minimum: 1 })
   max_tokens?: number;
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: getSchemaPath(MessagesTextBlock) } }], description: 'The standing prompt.' })
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: getSchemaPath(MessagesTextBlock) } }],
+    description: 'The standing prompt.',
+  })
   system?: unknown;
 
   @ApiPropertyOptional({ type: MessagesThinkingConfig })
@@ -204,7 +207,7 @@ class MessagesUsage {
   cache_creation_input_tokens: number;
 }
 
-@ApiSchema({ name: 'Message', description: 'A message object (the messages format\'s reply).' })
+@ApiSchema({ name: 'Message', description: "A message object (the messages format's reply)." })
 export class MessageObjectSchema {
   @ApiProperty({ example: 'msg_…' })
   id: string;

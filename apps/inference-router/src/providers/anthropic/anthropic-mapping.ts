@@ -84,7 +84,15 @@ export interface AnthropicStreamEvent {
   message?: { id?: string; usage?: AnthropicUsage };
   index?: number;
   content_block?: AnthropicResponseBlock;
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
@@ -410,7 +418,7 @@ export class AnthropicStreamMapper {
     if (!this.finished) {
       this.finished = true;
       const stopReason = fromAnthropicStopReason(event.delta?.stop_reason);
-      const stopSequence = event.delta?.stop_reason === 'stop_sequence' ? event.delta.stop_sequence ?? undefined : undefined;
+      const stopSequence = event.delta?.stop_reason === 'stop_sequence' ? (event.delta.stop_sequence ?? undefined) : undefined;
       events.push(stopSequence ? { type: 'finish', stopReason, stopSequence } : { type: 'finish', stopReason });
     }
     const reported = this.reportedUsage(event.usage);

@@ -8,5 +8,12 @@ import { toAnthropicRequest, type AnthropicMessagesRequest } from './anthropic-m
 export function toAnthropicCountRequest(request: CanonicalRequest, upstreamModel: string): Partial<AnthropicMessagesRequest> {
   // Without a client limit, no max_tokens-versus-thinking-budget check can refuse the count.
   const { model, messages, system, tools, tool_choice, thinking } = toAnthropicRequest({ ...request, maxTokens: undefined }, upstreamModel, false);
-  return { model, messages, ...(system !== undefined ? { system } : {}), ...(tools ? { tools } : {}), ...(tool_choice ? { tool_choice } : {}), ...(thinking ? { thinking } : {}) };
+  return {
+    model,
+    messages,
+    ...(system !== undefined ? { system } : {}),
+    ...(tools ? { tools } : {}),
+    ...(tool_choice ? { tool_choice } : {}),
+    ...(thinking ? { thinking } : {}),
+  };
 }

@@ -36,7 +36,9 @@ export class AnthropicAdapter implements ProviderAdapter {
   /** Anthropic's `POST /v1/messages/count_tokens`; a compatible server without it answers 404 (undefined: the router counts). */
   countInputTokens(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined> {
     return unlessNotServed(async () =>
-      inputTokensOf(await this.http.postJson(`${messagesUrl(route)}/count_tokens`, anthropicHeaders(route), toAnthropicCountRequest(request, route.upstreamModel), signal)),
+      inputTokensOf(
+        await this.http.postJson(`${messagesUrl(route)}/count_tokens`, anthropicHeaders(route), toAnthropicCountRequest(request, route.upstreamModel), signal),
+      ),
     );
   }
 

@@ -43,7 +43,8 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
   const reasons = options.alwaysReason || request.reasoning?.enabled === true;
 
   const reasoningText = reasons ? reasoningFor(conversation, toolCalls, random) : '';
-  const replyText = toolCalls.length > 0 ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.` : replyFor(conversation, random, options.replyWords);
+  const replyText =
+    toolCalls.length > 0 ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.` : replyFor(conversation, random, options.replyWords);
   const stopped = cutAtStop(replyText, request.stop ?? []);
 
   const reasoningPieces = takeWithinBudget(splitTokenPieces(reasoningText), request.reasoning?.budgetTokens ?? Infinity).pieces;
@@ -95,7 +96,7 @@ function readConversation(messages: CanonicalMessage[]): Conversation {
     const message = messages[i];
     if (message.role === 'assistant') break;
     if (message.role === 'tool') {
-      const call = messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls ?? [] : [])).find((c) => c.id === message.toolCallId);
+      const call = messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : [])).find((c) => c.id === message.toolCallId);
       return { lastText: message.content, toolResult: { name: call?.name ?? 'tool', content: message.content } };
     }
     if (message.role === 'user' && userText === undefined) userText = contentText(message.content);
@@ -106,7 +107,10 @@ function readConversation(messages: CanonicalMessage[]): Conversation {
 }
 
 function contentText(content: ContentPart[]): string {
-  return content.map((part) => (part.type === 'text' ? part.text : '')).join(' ').trim();
+  return content
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join(' ')
+    .trim();
 }
 
 /**
@@ -156,7 +160,14 @@ function takeWithinBudget(pieces: TokenPiece[], budget: number): { pieces: Token
 
 /** Spends `maxTokens` on reasoning, then text, then whole tool calls; running out means 'length'. */
 function spendOutputBudget(reasoning: TokenPiece[], text: TokenPiece[], toolCalls: ToolCall[], maxTokens: number): SimulatedTurn {
-  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({ reasoning: [], text: [], toolCalls: [], ...kept, stopReason: 'length', usage: ZERO_USAGE });
+  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({
+    reasoning: [],
+    text: [],
+    toolCalls: [],
+    ...kept,
+    stopReason: 'length',
+    usage: ZERO_USAGE,
+  });
   const keptReasoning = takeWithinBudget(reasoning, maxTokens);
   if (keptReasoning.truncated) return length({ reasoning: keptReasoning.pieces });
   let remaining = maxTokens - countTokens(joinPieces(reasoning));

@@ -97,7 +97,9 @@ describe('SimulatorAdapter', () => {
         }),
       );
       expect(response).toMatchObject({ stopReason: 'tool_calls', toolCalls: [expect.objectContaining({ name: 'get_weather' })] });
-      const plain = await complete(canonicalRequest({ messages: [userText('Tell me about lighthouses'), { role: 'system', content: 'Reminder: be concise.' }] }));
+      const plain = await complete(
+        canonicalRequest({ messages: [userText('Tell me about lighthouses'), { role: 'system', content: 'Reminder: be concise.' }] }),
+      );
       expect(plain.text).toContain('You said: "Tell me about lighthouses"');
       expect(plain.text).not.toContain('Reminder');
     });
@@ -121,7 +123,14 @@ describe('SimulatorAdapter', () => {
   });
 
   describe('tool calls', () => {
-    const ask = (text: string, extra: Partial<CanonicalRequest> = {}) => complete(canonicalRequest({ tools: [weatherTool, { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', format: 'date-time' } } } }], messages: [userText(text)], ...extra }));
+    const ask = (text: string, extra: Partial<CanonicalRequest> = {}) =>
+      complete(
+        canonicalRequest({
+          tools: [weatherTool, { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', format: 'date-time' } } } }],
+          messages: [userText(text)],
+          ...extra,
+        }),
+      );
 
     it('calls the first tool when the user asks for a tool, with arguments from its schema', async () => {
       const response = await ask('Please use a tool to check Paris');
@@ -233,7 +242,12 @@ describe('SimulatorAdapter', () => {
 
   describe('streaming', () => {
     it('streams token by token what complete() returns, in canonical order', async () => {
-      const request = canonicalRequest({ tools: [weatherTool], reasoning: { enabled: true, exclude: false }, logprobs: true, messages: [userText('Use the tool for Paris 🎉')] });
+      const request = canonicalRequest({
+        tools: [weatherTool],
+        reasoning: { enabled: true, exclude: false },
+        logprobs: true,
+        messages: [userText('Use the tool for Paris 🎉')],
+      });
       const response = await complete(request);
       const events = await collect(simulator.stream(route, request, signal()));
       expect(assemble(events)).toEqual({ text: response.text, reasoning: response.reasoning, toolCalls: response.toolCalls });
@@ -303,7 +317,11 @@ describe('SimulatorAdapter', () => {
   it('merges options: route over constructor over defaults', () => {
     const adapter = new SimulatorAdapter({ tokenDelayMs: 20 });
     expect(adapter.optionsFor(route)).toEqual({ tokenDelayMs: 20, alwaysReason: false, replyWords: undefined, failStatus: undefined });
-    expect(adapter.optionsFor({ ...route, options: { token_delay_ms: '5', replyWords: 3, alwaysReason: 'true' } })).toMatchObject({ tokenDelayMs: 5, replyWords: 3, alwaysReason: true });
+    expect(adapter.optionsFor({ ...route, options: { token_delay_ms: '5', replyWords: 3, alwaysReason: 'true' } })).toMatchObject({
+      tokenDelayMs: 5,
+      replyWords: 3,
+      alwaysReason: true,
+    });
   });
 });
 
