@@ -157,7 +157,9 @@ function rawExchange(path: string, headers: Record<string, string>, bodyStart: s
     });
     socket.on('error', reject);
     socket.on('close', () => finish() || reject(new Error(`no complete response: ${received.slice(0, 200)}`)));
-    const head = Object.entries({ host: url.host, ...headers }).map(([name, value]) => `${name}: ${value}`).join('\r\n');
+    const head = Object.entries({ host: url.host, ...headers })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n');
     socket.write(`POST ${url.pathname.replace(/\/$/, '')}${path} HTTP/1.1\r\n${head}\r\n\r\n${bodyStart}`);
   });
 }

@@ -6,15 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, createAccount, createProxyKey, TestAccount } from './support/api';
-import {
-  OpenApiDocument,
-  operation,
-  propertyNames,
-  requestSchema,
-  resolve,
-  responseSchema,
-  schemaProblems,
-} from './support/openapi';
+import { OpenApiDocument, operation, propertyNames, requestSchema, resolve, responseSchema, schemaProblems } from './support/openapi';
 import { suiteInfo } from './support/suite-info';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -119,12 +111,7 @@ describe('GET /v1/openapi.json', () => {
     const expected: [string, string, 'request' | number, string][] = [
       ['POST', '/v1/auth/proxy/create', 'request', proxyKeyFields],
       ['POST', '/v1/auth/proxy/update', 'request', `proxy_key ${proxyKeyFields}`],
-      [
-        'POST',
-        '/v1/auth/proxy/create',
-        201,
-        'name key expires_at allocated_ammount used_ammount is_active model_whitelist ip_whitelist created_at last_used',
-      ],
+      ['POST', '/v1/auth/proxy/create', 201, 'name key expires_at allocated_ammount used_ammount is_active model_whitelist ip_whitelist created_at last_used'],
       ['POST', '/v1/auth/proxy/lookup', 200, 'user_id enabled_thinking used_ammount'],
       ['POST', '/v1/auth/proxy/validate', 200, 'valid message'],
       ['POST', '/v1/auth/proxy/toggle', 200, 'message status'],

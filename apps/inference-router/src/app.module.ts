@@ -6,7 +6,7 @@ import { DecisionController } from './decisions/decision.controller';
 import { DecisionEngine } from './decisions/decision-engine';
 import { DecisionService } from './decisions/decision.service';
 import { RouterMetrics } from './observability/router-metrics';
-import { ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS } from './providers/provider-adapters';
+import { assertCatalogServable, ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS } from './providers/provider-adapters';
 import { RouterEnv } from './router.env';
 import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
@@ -51,7 +51,14 @@ export class InferenceRouterModule {
         { provide: RETRY_POLICY, useValue: { attemptsPerRoute: env.UPSTREAM_ATTEMPTS, baseDelayMs: env.UPSTREAM_RETRY_BASE_MS } },
         { provide: SIMULATOR_TOKEN_DELAY_MS, useValue: env.SIMULATOR_TOKEN_DELAY_MS },
         ProviderAdapters,
-        { provide: PROVIDER_ADAPTERS, inject: [ProviderAdapters], useFactory: (adapters: ProviderAdapters) => adapters.byName },
+        {
+          provide: PROVIDER_ADAPTERS,
+          inject: [ProviderAdapters],
+          useFactory: (adapters: ProviderAdapters) => {
+            assertCatalogServable(catalog, adapters.byName);
+            return adapters.byName;
+          },
+        },
         {
           provide: READINESS_CHECKS,
           inject: [JetStreamConnection],

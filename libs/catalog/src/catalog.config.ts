@@ -16,12 +16,17 @@ import {
   ValidateNested,
 } from 'class-validator';
 
-export const ADAPTERS = ['openai', 'anthropic', 'simulator'] as const;
-export type AdapterName = (typeof ADAPTERS)[number];
+/**
+ * The catalog takes any well-formed adapter name: which names exist is the router's registry
+ * (`providers/provider-adapters.ts`), which refuses unknown ones at startup, so a new provider is
+ * its folder plus one registry line.
+ */
+export const ADAPTER_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+export type AdapterName = string;
 
 /** One upstream a model can be served from; routes are tried in order (fallbacks). */
 export class RouteConfig {
-  @IsIn(ADAPTERS)
+  @Matches(ADAPTER_NAME, { message: 'adapter must be a provider name (lowercase letters, digits and dashes)' })
   adapter: AdapterName;
 
   @IsOptional()

@@ -36,11 +36,7 @@ export class AccountController {
     type: [LogEntrySchema],
     headers: { 'x-next-cursor': { description: 'Present when more entries follow: pass it as `cursor`.', schema: { type: 'string' } } },
   })
-  async logs(
-    @CurrentPrincipal() principal: Principal,
-    @Query() query: LogsQuery,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<LogEntry[]> {
+  async logs(@CurrentPrincipal() principal: Principal, @Query() query: LogsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<LogEntry[]> {
     const request: AccountLogsRequest = {
       ...query,
       accountId: principal.accountId,

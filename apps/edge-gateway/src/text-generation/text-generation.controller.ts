@@ -49,11 +49,7 @@ export class TextGenerationController {
   @Metered(estimateTextCost)
   @ApiOperation({ summary: 'Response (OpenAI Responses format)', description: 'Stateless: nothing is stored between requests.' })
   @ApiBody({ type: ResponsesRequestSchema })
-  @ApiJsonOrEventStream(
-    ResponseObjectSchema,
-    'A response object.',
-    'typed events from `response.created` to `response.completed` (or `response.incomplete`).',
-  )
+  @ApiJsonOrEventStream(ResponseObjectSchema, 'A response object.', 'typed events from `response.created` to `response.completed` (or `response.incomplete`).')
   @ApiErrors(GENERATION_ERRORS)
   responses(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.relay('responses', request, reply);

@@ -84,7 +84,12 @@ describe('metering: prompt-cache tokens priced and logged exactly', () => {
 
     // Where floats drift (7 × 0.05 / 1e6 is 3.5000000000000004e-7 in binary floats), the ledger does not.
     const tiny = await publish(master, { inputTokens: 7, cacheReadTokens: 7 });
-    expect(await entryFor(owner.masterKey, tiny)).toMatchObject({ credits: 3.5e-7, input_tokens: 7, cache_read_input_tokens: 7, cache_creation_input_tokens: 0 });
+    expect(await entryFor(owner.masterKey, tiny)).toMatchObject({
+      credits: 3.5e-7,
+      input_tokens: 7,
+      cache_read_input_tokens: 7,
+      cache_creation_input_tokens: 0,
+    });
     expect(await credits(owner.masterKey)).toBe(99.99594965);
   });
 

@@ -70,7 +70,10 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     }
     expect(entries[0].timestamp).toBeGreaterThanOrEqual(entries[3].timestamp);
     const expectedTotal = usages.reduce((sum, usage) => sum + cost(usage), 0);
-    closeTo(entries.reduce((sum, entry) => sum + entry.credits, 0), expectedTotal);
+    closeTo(
+      entries.reduce((sum, entry) => sum + entry.credits, 0),
+      expectedTotal,
+    );
 
     const me = await api('GET', '/v1/user/me', { key: account.masterKey });
     expect(me.status).toBe(200);
@@ -86,7 +89,7 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     expect(me.body.history.slice(0, 29).every((day: { requests: number }) => day.requests === 0)).toBe(true);
   });
 
-  it('adds a proxy key\'s charges to its used_ammount and shows the key only its own requests', async () => {
+  it("adds a proxy key's charges to its used_ammount and shows the key only its own requests", async () => {
     const owner = createAccount('pro', '50');
     const proxy = await createProxyKey(owner.masterKey, { allocated_ammount: 10 });
     await chat(owner.masterKey, 'from the master key');
@@ -200,7 +203,10 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
       const entries = await logsFor(owner.masterKey, 500, '', 600);
       expect(entries).toHaveLength(500);
       const expected = completed.reduce((sum, result) => sum + cost(result.body.usage), 0);
-      closeTo(entries.reduce((sum, entry) => sum + entry.credits, 0), expected);
+      closeTo(
+        entries.reduce((sum, entry) => sum + entry.credits, 0),
+        expected,
+      );
       await sleep(500);
       const me = await api('GET', '/v1/user/me', { key: owner.masterKey });
       closeTo(me.body.credits, 1000 - expected);

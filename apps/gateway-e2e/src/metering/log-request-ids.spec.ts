@@ -86,13 +86,11 @@ describe('metering: log entries by request id', () => {
     expect(unknown.body).toEqual([]);
   });
 
-  it("lets a proxy key find only its own requests; the master key finds every request of the account", async () => {
+  it('lets a proxy key find only its own requests; the master key finds every request of the account', async () => {
     const proxy = await createProxyKey(owner.masterKey, { allocated_ammount: 5 });
     const fromProxy = requestIdOf(await chat(proxy.key, 'from the proxy key'));
     const fromMaster = requestIdOf(await chat(owner.masterKey, 'from the master key'));
-    expect(await entriesFor(proxy.key, fromProxy)).toEqual([
-      expect.objectContaining({ request_id: fromProxy, key: `ek-proxy-...${proxy.key.slice(-4)}` }),
-    ]);
+    expect(await entriesFor(proxy.key, fromProxy)).toEqual([expect.objectContaining({ request_id: fromProxy, key: `ek-proxy-...${proxy.key.slice(-4)}` })]);
     expect(await entriesFor(owner.masterKey, fromProxy)).toEqual([expect.objectContaining({ request_id: fromProxy })]);
     await entriesFor(owner.masterKey, fromMaster);
     expect((await byRequestId(proxy.key, fromMaster)).body).toEqual([]);

@@ -87,7 +87,7 @@ describe('video usage and billing', () => {
     ]);
   });
 
-  it('charges a proxy key\'s allocation for its videos', async () => {
+  it("charges a proxy key's allocation for its videos", async () => {
     const account = createAccount('pro', '10');
     const proxy = await createProxyKey(account.masterKey, { allocated_ammount: 1, model_whitelist: ['sim-video-quick'] });
     expect((await generate(proxy.key, 'sim-video-quick', 'through a proxy key')).status).toBe('completed');

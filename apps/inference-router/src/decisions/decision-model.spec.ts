@@ -61,16 +61,19 @@ describe('text generation with a jev model id', () => {
   const generate = (request: Pick<TextGenerationRequest, 'format' | 'body'>): Promise<TextFrame[]> =>
     firstValueFrom(service.generate({ ...caller, ...request }).pipe(toArray()));
 
-  it.each(['jev', 'jev-latest', 'systemone/jev', 'systemone/jev-latest', 'jev:reasoning-exclude'])('refuses %p on chat completions, pointing at /v1/systemone', async (model) => {
-    const frames = await generate({ format: 'chat', body: { model, messages: [{ role: 'user', content: 'decide' }] } });
-    expect(frames).toEqual([
-      {
-        kind: 'json',
-        status: 400,
-        body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: 'invalid_request', param: 'model' } },
-      },
-    ]);
-  });
+  it.each(['jev', 'jev-latest', 'systemone/jev', 'systemone/jev-latest', 'jev:reasoning-exclude'])(
+    'refuses %p on chat completions, pointing at /v1/systemone',
+    async (model) => {
+      const frames = await generate({ format: 'chat', body: { model, messages: [{ role: 'user', content: 'decide' }] } });
+      expect(frames).toEqual([
+        {
+          kind: 'json',
+          status: 400,
+          body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: 'invalid_request', param: 'model' } },
+        },
+      ]);
+    },
+  );
 
   it('refuses it on responses and messages too, in their formats, before parsing the body', async () => {
     const [responses] = await generate({ format: 'responses', body: { model: 'jev', input: 'decide' } });

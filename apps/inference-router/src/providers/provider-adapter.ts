@@ -32,6 +32,8 @@ export interface UpstreamRoute {
  * retryable `UpstreamError` with status 0.
  */
 export interface ProviderAdapter {
+  /** False for providers that call no HTTP API (the simulator); a route of any other needs `base_url`. */
+  readonly needsBaseUrl?: boolean;
   complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse>;
   /** Yields start, deltas, finish, usage — usage always, whatever `request.includeUsage` says. */
   stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent>;

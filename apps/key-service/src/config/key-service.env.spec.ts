@@ -16,9 +16,7 @@ describe('KeyServiceEnv', () => {
       pro: '2000',
       enterprise: '10000',
     });
-    expect(() => parseEnv(KeyServiceEnv, { KEY_ENCRYPTION_KEY: 'a'.repeat(64), PLAN_DAILY_LIMITS: 'gold=5' })).toThrow(
-      /PLAN_DAILY_LIMITS/,
-    );
+    expect(() => parseEnv(KeyServiceEnv, { KEY_ENCRYPTION_KEY: 'a'.repeat(64), PLAN_DAILY_LIMITS: 'gold=5' })).toThrow(/PLAN_DAILY_LIMITS/);
   });
 
   it('refuses a daily limit an allocation column could not hold, naming the variable', () => {

@@ -28,9 +28,7 @@ export class KeyServiceEnv extends DatabaseEnv {
 }
 
 export function parsePlanAmounts(value: string): Record<Plan, string> {
-  const result = Object.fromEntries(
-    DEFAULT_DAILY_LIMITS.split(',').map((pair) => pair.split('=') as [Plan, string]),
-  ) as Record<Plan, string>;
+  const result = Object.fromEntries(DEFAULT_DAILY_LIMITS.split(',').map((pair) => pair.split('=') as [Plan, string])) as Record<Plan, string>;
   for (const pair of value.split(',')) {
     const [plan, amount] = pair.split('=') as [Plan, string];
     result[plan] = amount;

@@ -3,7 +3,16 @@
  */
 import type { CanonicalRequest, ContentPart, ToolCall, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
-import { buildReasoning, compact, parseEffort, refuseWebSearch, requirePresent, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';
+import {
+  buildReasoning,
+  compact,
+  parseEffort,
+  refuseWebSearch,
+  requirePresent,
+  type ParsedClientRequest,
+  type ParseOptions,
+  type ReasoningSignals,
+} from '../common/parse-common';
 import {
   type JsonObject,
   optionalBoolean,
@@ -34,9 +43,7 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
     model,
     system: conversation.system,
     messages: conversation.messages,
-    maxTokens:
-      optionalNumber(b, 'max_completion_tokens', '', { integer: true, min: 1 }) ??
-      optionalNumber(b, 'max_tokens', '', { integer: true, min: 1 }),
+    maxTokens: optionalNumber(b, 'max_completion_tokens', '', { integer: true, min: 1 }) ?? optionalNumber(b, 'max_tokens', '', { integer: true, min: 1 }),
     temperature: optionalNumber(b, 'temperature', '', { min: 0, max: 2 }),
     topP: optionalNumber(b, 'top_p', '', { min: 0, max: 1 }),
     // 0 conventionally means "no top-k limit", as in the messages format.
@@ -81,10 +88,7 @@ function addMessage(conversation: ConversationBuilder, message: JsonObject, at: 
       return;
     case 'tool':
       requirePresent(message.tool_call_id, path(at, 'tool_call_id'));
-      conversation.addToolResult(
-        requireString(message.tool_call_id, path(at, 'tool_call_id')),
-        joinedText(message.content, path(at, 'content')),
-      );
+      conversation.addToolResult(requireString(message.tool_call_id, path(at, 'tool_call_id')), joinedText(message.content, path(at, 'content')));
       return;
   }
 }

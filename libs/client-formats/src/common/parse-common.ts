@@ -45,8 +45,7 @@ export interface ReasoningSignals {
  */
 export function buildReasoning(signals: ReasoningSignals, options: ParseOptions): ReasoningOptions | undefined {
   const exclude = signals.exclude === true || options.reasoningExcludeSuffix;
-  const saidAnything =
-    signals.enabled !== undefined || signals.budgetTokens !== undefined || signals.effort !== undefined || exclude;
+  const saidAnything = signals.enabled !== undefined || signals.budgetTokens !== undefined || signals.effort !== undefined || exclude;
   if (!saidAnything) return undefined;
   const reasoning: ReasoningOptions = { enabled: signals.enabled ?? false, exclude };
   if (signals.budgetTokens !== undefined) reasoning.budgetTokens = signals.budgetTokens;

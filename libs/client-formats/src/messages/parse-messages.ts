@@ -140,10 +140,7 @@ function userBlock(block: JsonObject, type: string, at: string): ContentPart {
     case 'document':
       return { type: 'text', text: documentText(block, at) };
     default:
-      return fail(
-        path(at, 'type'),
-        `unsupported content block type '${type}'; expected 'text', 'image', 'document', 'tool_result' or 'mid_conv_system'`,
-      );
+      return fail(path(at, 'type'), `unsupported content block type '${type}'; expected 'text', 'image', 'document', 'tool_result' or 'mid_conv_system'`);
   }
 }
 
@@ -242,10 +239,7 @@ function addAssistant(conversation: ConversationBuilder, content: unknown, at: s
         // Server-tool blocks (`server_tool_use`, `web_search_tool_result`, ...) record work done on
         // Anthropic's side; they carry nothing another model could act on.
         if (isServerToolBlock(type)) return;
-        fail(
-          path(blockAt, 'type'),
-          `unsupported assistant content block type '${type}'; expected 'text', 'thinking', 'redacted_thinking' or 'tool_use'`,
-        );
+        fail(path(blockAt, 'type'), `unsupported assistant content block type '${type}'; expected 'text', 'thinking', 'redacted_thinking' or 'tool_use'`);
     }
   });
   conversation.addAssistant(parts, toolCalls);

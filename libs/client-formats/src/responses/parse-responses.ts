@@ -8,7 +8,16 @@
 import type { CanonicalRequest, ContentPart, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
 import { functionDefinition } from '../chat/parse-chat';
-import { buildReasoning, compact, parseEffort, refuseWebSearch, requirePresent, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';
+import {
+  buildReasoning,
+  compact,
+  parseEffort,
+  refuseWebSearch,
+  requirePresent,
+  type ParsedClientRequest,
+  type ParseOptions,
+  type ReasoningSignals,
+} from '../common/parse-common';
 import {
   fail,
   isObject,
@@ -65,9 +74,7 @@ function addInput(conversation: ConversationBuilder, input: unknown): void {
     conversation.addUser([{ type: 'text', text: input }]);
     return;
   }
-  requireArray(input, 'input', { nonEmpty: true }).forEach((item, i) =>
-    addItem(conversation, requireObject(item, path('input', i)), path('input', i)),
-  );
+  requireArray(input, 'input', { nonEmpty: true }).forEach((item, i) => addItem(conversation, requireObject(item, path('input', i)), path('input', i)));
 }
 
 function addItem(conversation: ConversationBuilder, item: JsonObject, at: string): void {
@@ -97,10 +104,7 @@ function addItem(conversation: ConversationBuilder, item: JsonObject, at: string
       return;
     }
     default:
-      fail(
-        path(at, 'type'),
-        `unsupported input item type ${JSON.stringify(type)}; expected 'message', 'function_call', 'function_call_output' or 'reasoning'`,
-      );
+      fail(path(at, 'type'), `unsupported input item type ${JSON.stringify(type)}; expected 'message', 'function_call', 'function_call_output' or 'reasoning'`);
   }
 }
 
@@ -137,9 +141,7 @@ function contentPart(part: JsonObject, at: string): ContentPart {
 
 /** System text must be plain text. */
 function textOf(parts: ContentPart[], at: string): string {
-  return parts
-    .map((p, i) => (p.type === 'text' ? p.text : fail(path(at, i, 'type'), 'system and developer messages may only contain text')))
-    .join('');
+  return parts.map((p, i) => (p.type === 'text' ? p.text : fail(path(at, i, 'type'), 'system and developer messages may only contain text'))).join('');
 }
 
 function addFunctionOutput(conversation: ConversationBuilder, item: JsonObject, at: string): void {
@@ -152,7 +154,12 @@ function addFunctionOutput(conversation: ConversationBuilder, item: JsonObject, 
   }
   const parts = contentParts(item.output, outputAt);
   const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
-  conversation.addToolResult(callId, text, undefined, parts.filter((p) => p.type === 'image'));
+  conversation.addToolResult(
+    callId,
+    text,
+    undefined,
+    parts.filter((p) => p.type === 'image'),
+  );
 }
 
 /** A reasoning item's summary (or, failing that, its raw content) as one thinking part. */

@@ -87,21 +87,11 @@ export function responsesOutputText(text: string, logprobs?: TokenLogprob[]): ob
   return part;
 }
 
-export function responsesMessageItem(
-  id: string,
-  text: string,
-  status: 'in_progress' | 'completed',
-  logprobs?: TokenLogprob[],
-): object {
+export function responsesMessageItem(id: string, text: string, status: 'in_progress' | 'completed', logprobs?: TokenLogprob[]): object {
   const content = status === 'in_progress' ? [] : [responsesOutputText(text, logprobs)];
   return { id, type: 'message', status, role: 'assistant', content };
 }
 
-export function responsesFunctionCallItem(
-  id: string,
-  call: Pick<ToolCall, 'id' | 'name'>,
-  args: string,
-  status: 'in_progress' | 'completed',
-): object {
+export function responsesFunctionCallItem(id: string, call: Pick<ToolCall, 'id' | 'name'>, args: string, status: 'in_progress' | 'completed'): object {
   return { id, type: 'function_call', status, call_id: call.id, name: call.name, arguments: args };
 }

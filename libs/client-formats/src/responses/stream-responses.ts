@@ -11,13 +11,7 @@ import type { CanonicalStreamEvent, StopReason, TokenLogprob, Usage } from '@gat
 import type { WireError } from '../common/wire-error';
 import { responsesStreamErrorFrame } from './error-body';
 import { logprobsWithBytes, type RenderContext, responsesDeltaLogprobs, responsesItemIds } from '../common/render-common';
-import {
-  responsesEnvelope,
-  responsesFunctionCallItem,
-  responsesMessageItem,
-  responsesOutputText,
-  responsesReasoningItem,
-} from './render-responses';
+import { responsesEnvelope, responsesFunctionCallItem, responsesMessageItem, responsesOutputText, responsesReasoningItem } from './render-responses';
 import { eventFrame } from '../common/sse';
 import type { StreamEncoder } from '../common/stream-encoder';
 
@@ -120,9 +114,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       frames.push(this.event('response.reasoning_summary_text.delta', { ...where, summary_index: 0, delta }));
     } else {
       if (logprobs) item.logprobs = [...(item.logprobs ?? []), ...logprobs];
-      frames.push(
-        this.event('response.output_text.delta', { ...where, content_index: 0, delta, logprobs: responsesDeltaLogprobs(logprobs) }),
-      );
+      frames.push(this.event('response.output_text.delta', { ...where, content_index: 0, delta, logprobs: responsesDeltaLogprobs(logprobs) }));
     }
     return frames;
   }

@@ -138,7 +138,6 @@ export interface LogsPage {
   nextCursor?: string;
 }
 
-
 export class AccountBudgetRequest {
   @IsString()
   @Length(1, 64)

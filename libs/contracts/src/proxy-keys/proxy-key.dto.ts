@@ -1,16 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Length,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNumber, IsOptional, IsString, Length, MaxLength, Min } from 'class-validator';
 import { SpendWindow, SpendWindows } from '../keys';
 import { IsExpiry, IsIpOrCidr, IsOptionalNotNull } from '../validation';
 
@@ -26,8 +15,10 @@ export const ALLOCATION_CEILING = 1_000_000_000;
 
 // No upper bound here: above the daily limit the key service answers the spec's message.
 const amountRules = [IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 8 }), Min(0)];
-const apply = (decorators: PropertyDecorator[]): PropertyDecorator => (target, key) =>
-  decorators.forEach((decorator) => decorator(target, key));
+const apply =
+  (decorators: PropertyDecorator[]): PropertyDecorator =>
+  (target, key) =>
+    decorators.forEach((decorator) => decorator(target, key));
 
 // The OpenAPI reference is generated from these classes (apps/edge-gateway/src/openapi): each
 // property states, next to its validation rules, the same rules for the document.
@@ -48,7 +39,7 @@ const doc = {
   spendWindow: {
     enum: [...SpendWindows],
     nullable: true,
-    description: 'The window the allocation applies per; `null` or absent: one allocation for the key\'s lifetime.',
+    description: "The window the allocation applies per; `null` or absent: one allocation for the key's lifetime.",
   },
   modelWhitelist: {
     type: 'array',
@@ -173,7 +164,7 @@ export class UpdateProxyKeyDto extends UpdateProxyKeyFieldsDto {
 
 @ApiSchema({ name: 'ValidateProxyKeyRequest' })
 export class ValidateProxyKeyDto {
-  @ApiPropertyOptional({ description: 'Checked against the key\'s `model_whitelist` when sent.', maxLength: 256 })
+  @ApiPropertyOptional({ description: "Checked against the key's `model_whitelist` when sent.", maxLength: 256 })
   @IsOptional()
   @IsString()
   @MaxLength(256)

@@ -97,7 +97,10 @@ export class ResponsesRequestSchema {
   tools?: ResponsesToolSchema[];
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string', enum: ['auto', 'none', 'required'] }, { type: 'object', additionalProperties: true }],
+    oneOf: [
+      { type: 'string', enum: ['auto', 'none', 'required'] },
+      { type: 'object', additionalProperties: true },
+    ],
     description: '`auto`, `none`, `required`, or `{type: function, name}`.',
   })
   tool_choice?: unknown;
@@ -224,7 +227,7 @@ class ResponsesUsage {
   total_tokens: number;
 }
 
-@ApiSchema({ name: 'Response', description: 'A response object; the request\'s settings are echoed back as OpenAI does.' })
+@ApiSchema({ name: 'Response', description: "A response object; the request's settings are echoed back as OpenAI does." })
 @ApiExtraModels(ResponsesOutputMessageSchema, ResponsesReasoningItemSchema, ResponsesFunctionCallSchema)
 export class ResponseObjectSchema {
   @ApiProperty({ example: 'resp_…' })
@@ -302,6 +305,6 @@ export class ResponseObjectSchema {
   @ApiProperty({ type: 'string', nullable: true })
   user: string | null;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The request\'s `metadata`, echoed.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "The request's `metadata`, echoed." })
   metadata: Record<string, unknown>;
 }

@@ -206,9 +206,11 @@ export function fromOpenAIResponse(body: unknown, request: CanonicalRequest): Ca
   const message = choice.message ?? {};
   const text = typeof message.content === 'string' ? message.content : '';
   const reasoning = nonEmpty(message.reasoning) ?? nonEmpty(message.reasoning_content);
-  const toolCalls = (message.tool_calls ?? []).map(
-    (call): ToolCall => ({ id: call.id ?? `call_${randomUUID()}`, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' }),
-  );
+  const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => ({
+    id: call.id ?? `call_${randomUUID()}`,
+    name: call.function?.name ?? '',
+    arguments: call.function?.arguments ?? '',
+  }));
   const result: CanonicalResponse = {
     id: response.id ?? `chatcmpl-${randomUUID()}`,
     model: request.model,
