@@ -48,6 +48,8 @@ import { VideosController } from './videos/videos.controller';
 import { VIDEO_HEARTBEAT_MS, VideosService } from './videos/videos.service';
 import { VideoJobEvents } from './videos/video-job-events';
 import { VideoJobsProducer } from './videos/video-jobs.producer';
+import { TokenCountingController } from './token-counting/token-counting.controller';
+import { TokenCountingService } from './token-counting/token-counting.service';
 
 const NEGATIVE_AUTH_TTL_MS = 5_000;
 
@@ -88,6 +90,7 @@ export class EdgeModule {
         ModerationsController,
         ImagesController,
         VideosController,
+        TokenCountingController,
       ],
       providers: [
         { provide: NATS_REQUEST_TIMEOUT_MS, useValue: env.NATS_REQUEST_TIMEOUT_MS },
@@ -141,6 +144,7 @@ export class EdgeModule {
         VideoJobsProducer,
         VideoJobEvents,
         VideosService,
+        TokenCountingService,
       ],
     };
   }

@@ -34,6 +34,8 @@ import { MeteredCalls } from './metering/metered-calls';
 import { ModerationsController } from './moderations/moderations.controller';
 import { ModerationsService } from './moderations/moderations.service';
 import { STORE_CLIENT, STORE_TIMEOUT_MS, StoredResponsesClient } from './stored-responses/stored-responses.client';
+import { TokenCountingController } from './token-counting/token-counting.controller';
+import { TokenCountingService } from './token-counting/token-counting.service';
 
 /** Model catalog, provider adapters and format translation. */
 @Module({})
@@ -61,6 +63,7 @@ export class InferenceRouterModule {
         EmbeddingsController,
         ModerationsController,
         ImagesController,
+        TokenCountingController,
       ],
       providers: [
         { provide: ModelCatalog, useValue: catalog },
@@ -98,6 +101,7 @@ export class InferenceRouterModule {
         EmbeddingsService,
         ModerationsService,
         ImagesService,
+        TokenCountingService,
       ],
     };
   }

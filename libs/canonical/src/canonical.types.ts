@@ -106,11 +106,15 @@ export interface CanonicalRequest {
 }
 
 export interface Usage {
+  /** Every input token, cache reads and writes included (as OpenAI's `prompt_tokens`, unlike Anthropic's `input_tokens`). */
   inputTokens: number;
   /** Includes reasoning tokens, which are billed as output. */
   outputTokens: number;
   reasoningTokens?: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache. */
   cachedInputTokens?: number;
+  /** Of `inputTokens`, those written to the provider's prompt cache (Anthropic's `cache_creation_input_tokens`). */
+  cacheWriteTokens?: number;
 }
 
 export interface TokenLogprob {
@@ -138,7 +142,11 @@ export interface CanonicalResponse {
 
 /** What an adapter's stream yields, in order: start, deltas, finish, usage. */
 export type CanonicalStreamEvent =
-  | { type: 'start'; id: string; model: string; created: number }
+  /**
+   * `usage`: the input usage when it is known as the stream starts (Anthropic's `message_start`),
+   * so a client format can show it up front and a stream cut short is billed what the upstream reported.
+   */
+  | { type: 'start'; id: string; model: string; created: number; usage?: Usage }
   | { type: 'reasoning_delta'; text: string }
   | { type: 'reasoning_signature'; signature: string }
   | { type: 'text_delta'; text: string; logprobs?: TokenLogprob[] }

@@ -155,7 +155,8 @@ describe('renderResponse: messages', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 20 },
+      // 4 of the 10 input tokens were cache reads: Anthropic counts them apart from input_tokens.
+      usage: { input_tokens: 6, output_tokens: 20, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 },
     });
   });
 

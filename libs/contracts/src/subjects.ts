@@ -32,6 +32,8 @@ export const Subjects = {
   inferenceEmbeddings: 'inference.embeddings',
   inferenceModerations: 'inference.moderations',
   inferenceImages: 'inference.images',
+  /** Input tokens of a text-generation body (`/messages/count_tokens`, `/responses/input_tokens`): one `json` TextFrame. */
+  inferenceCountTokens: 'inference.count-tokens',
 } as const;
 
 export type Subject = (typeof Subjects)[keyof typeof Subjects];

@@ -31,11 +31,12 @@ export function estimateTextCost(catalog: ModelCatalog, body: Record<string, unk
     positiveInt(body.max_output_tokens) ??
     model.config.max_output_tokens ??
     FALLBACK_MAX_OUTPUT;
-  const { input, output } = model.config.pricing;
+  const { input, output, cache_write: cacheWrite = input } = model.config.pricing;
   return {
     model: model.config.id,
     tokens: promptTokens + maxOutput,
-    credits: (promptTokens * input + maxOutput * output) / 1_000_000,
+    // The whole prompt may be written to the provider's cache, which can cost more than input.
+    credits: (promptTokens * Math.max(input, cacheWrite) + maxOutput * output) / 1_000_000,
   };
 }
 

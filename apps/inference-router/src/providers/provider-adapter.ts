@@ -43,6 +43,11 @@ export interface ProviderAdapter {
   embed?(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
   moderate?(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult>;
   generateImages?(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+  /**
+   * The upstream's own count of the request's input tokens (a provider counting endpoint, no
+   * generation); undefined when the upstream does not serve one, and the router counts itself.
+   */
+  countInputTokens?(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined>;
   /** Releases the connection pool at shutdown, for adapters that hold one. */
   close?(): Promise<void>;
 }

@@ -93,7 +93,7 @@ export class TextGenerationService {
         (adapter, upstreamRoute) => adapter.complete(upstreamRoute, canonical, signal),
         canonical.model,
       );
-      Object.assign(outcome, { provider: served.adapter, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens });
+      Object.assign(outcome, { provider: served.adapter, ...billedUsage(result.usage) });
       const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
       await save?.(rendered as Record<string, unknown>);
       out.next({ kind: 'json', status: 200, body: rendered });
@@ -102,6 +102,8 @@ export class TextGenerationService {
 
     const encoder = format.createStreamEncoder(context);
     let usage: Usage | undefined;
+    /** The input the upstream reported as the stream started: what a stream cut short is billed. */
+    let startUsage: Usage | undefined;
     let generatedText = '';
     // Fall back to another route only while nothing has been sent to the client.
     const { result: events, route: served } = await this.upstream.withFallback(
@@ -125,16 +127,30 @@ export class TextGenerationService {
       }
       if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
     };
-    const write = (event: CanonicalStreamEvent) => {
-      if (event.type === 'start') event = { ...event, model: canonical.model, ...(responseId ? { id: responseId } : {}) };
+    /** What the upstream reported or generated: billed even when the client has gone. */
+    const record = (event: CanonicalStreamEvent) => {
+      if (event.type === 'start' && event.usage) startUsage = event.usage;
       if (event.type === 'usage') usage = event.usage;
       if (event.type === 'text_delta' || event.type === 'reasoning_delta') generatedText += event.text;
       if (event.type === 'tool_call_delta') generatedText += event.argumentsDelta;
+    };
+    const write = (event: CanonicalStreamEvent) => {
+      // An upstream that reports no input at the start (OpenAI, the simulator) gets the gateway's count.
+      if (event.type === 'start') {
+        event = {
+          ...event,
+          model: canonical.model,
+          ...(responseId ? { id: responseId } : {}),
+          usage: event.usage ?? { inputTokens: outcome.inputTokens, outputTokens: 0 },
+        };
+      }
       return send(encoder.encode(event));
     };
     try {
       let next = events.first;
-      while (!next.done && !signal.aborted) {
+      while (!next.done) {
+        record(next.value);
+        if (signal.aborted) break;
         await write(next.value);
         next = await events.iterator.next();
       }
@@ -151,7 +167,8 @@ export class TextGenerationService {
       const failure = { ...wireError(toDomainError(error)), message: 'The upstream provider failed mid-stream' };
       out.next({ kind: 'sse', frames: encoder.error(failure, request.requestId) });
     } finally {
-      outcome.inputTokens = usage?.inputTokens ?? outcome.inputTokens;
+      const input = usage ?? startUsage;
+      if (input) Object.assign(outcome, billedUsage(input));
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
     }
   }
@@ -165,4 +182,14 @@ export class TextGenerationService {
     ]);
     return rules.resolve(body, previous, items, caller.requestId);
   }
+}
+
+/** The usage event's token fields from a canonical usage (cache tokens only when reported). */
+function billedUsage(usage: Usage): Pick<CallOutcome, 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens'> {
+  return {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cachedInputTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+  };
 }

@@ -213,11 +213,20 @@ export class MessagesRequestSchema {
 }
 
 class MessagesUsage {
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Input tokens not read from or written to the prompt cache (as Anthropic counts them). In a stream, `message_start` carries the real count.',
+  })
   input_tokens: number;
 
   @ApiProperty({ type: 'integer' })
   output_tokens: number;
+
+  @ApiProperty({ type: 'integer', description: "Input tokens read from the provider's prompt cache (Anthropic upstreams report them; 0 otherwise)." })
+  cache_read_input_tokens: number;
+
+  @ApiProperty({ type: 'integer', description: "Input tokens written to the provider's prompt cache (Anthropic upstreams report them; 0 otherwise)." })
+  cache_creation_input_tokens: number;
 }
 
 @ApiSchema({ name: 'Message', description: "A message object (the messages format's reply)." })

@@ -181,7 +181,7 @@ describe('fromAnthropicResponse', () => {
         ],
         stop_reason: 'tool_use',
         stop_sequence: null,
-        usage: { input_tokens: 20, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 0 },
+        usage: { input_tokens: 20, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 30 },
       },
       request,
     );
@@ -194,7 +194,7 @@ describe('fromAnthropicResponse', () => {
       reasoningSignature: 'EqQB',
       toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
       stopReason: 'tool_calls',
-      usage: { inputTokens: 120, outputTokens: 40, cachedInputTokens: 100 },
+      usage: { inputTokens: 150, outputTokens: 40, cachedInputTokens: 100, cacheWriteTokens: 30 },
     });
   });
 
@@ -235,7 +235,10 @@ describe('AnthropicStreamMapper', () => {
 
   it('maps thinking, text and tool use blocks, numbering tools in order', () => {
     const events = run([
-      { type: 'message_start', message: { id: 'msg_s', usage: { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 5 } } },
+      {
+        type: 'message_start',
+        message: { id: 'msg_s', usage: { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 5, cache_creation_input_tokens: 7 } },
+      },
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig==' } },
@@ -254,7 +257,14 @@ describe('AnthropicStreamMapper', () => {
       { type: 'message_stop' },
     ]);
     expect(events).toEqual([
-      { type: 'start', id: 'msg_s', model: 'public-model', created: expect.any(Number) },
+      // The whole input, reported at the start: a stream cut short is billed it.
+      {
+        type: 'start',
+        id: 'msg_s',
+        model: 'public-model',
+        created: expect.any(Number),
+        usage: { inputTokens: 37, outputTokens: 1, cachedInputTokens: 5, cacheWriteTokens: 7 },
+      },
       { type: 'reasoning_delta', text: 'Hmm.' },
       { type: 'reasoning_signature', signature: 'sig==' },
       { type: 'text_delta', text: 'On it.' },
@@ -263,7 +273,7 @@ describe('AnthropicStreamMapper', () => {
       { type: 'tool_call_start', index: 1, id: 'toolu_b', name: 'ping' },
       { type: 'tool_call_delta', index: 1, argumentsDelta: '{}' },
       { type: 'finish', stopReason: 'tool_calls' },
-      { type: 'usage', usage: { inputTokens: 30, outputTokens: 60, cachedInputTokens: 5 } },
+      { type: 'usage', usage: { inputTokens: 37, outputTokens: 60, cachedInputTokens: 5, cacheWriteTokens: 7 } },
     ]);
   });
 

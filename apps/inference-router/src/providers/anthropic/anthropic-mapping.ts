@@ -384,7 +384,7 @@ export function fromAnthropicStopReason(reason: string | null | undefined): Stop
 
 /**
  * Anthropic's `input_tokens` excludes cache reads and writes; canonical `inputTokens` is the whole
- * prompt (as OpenAI's `prompt_tokens`), with the cache reads also reported as `cachedInputTokens`.
+ * prompt (as OpenAI's `prompt_tokens`), with the cache reads and writes also reported on their own.
  */
 export function fromAnthropicUsage(usage: AnthropicUsage | undefined): Usage | undefined {
   if (!usage) return undefined;
@@ -392,6 +392,7 @@ export function fromAnthropicUsage(usage: AnthropicUsage | undefined): Usage | u
   const cacheWrite = usage.cache_creation_input_tokens ?? 0;
   const result: Usage = { inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheWrite, outputTokens: usage.output_tokens ?? 0 };
   if (cacheRead > 0) result.cachedInputTokens = cacheRead;
+  if (cacheWrite > 0) result.cacheWriteTokens = cacheWrite;
   return result;
 }
 
@@ -429,9 +430,12 @@ export class AnthropicStreamMapper {
   /** Events for one parsed event payload. Throws `UpstreamError` for an `error` event. */
   map(event: AnthropicStreamEvent): CanonicalStreamEvent[] {
     switch (event.type) {
-      case 'message_start':
+      case 'message_start': {
         this.inputUsage = fromAnthropicUsage(event.message?.usage);
-        return [{ type: 'start', id: event.message?.id ?? `msg_${randomUUID()}`, model: this.request.model, created: nowSeconds() }];
+        const start: CanonicalStreamEvent = { type: 'start', id: event.message?.id ?? `msg_${randomUUID()}`, model: this.request.model, created: nowSeconds() };
+        // Reported only when it counts something: a zero would hide the gateway's own count.
+        return [this.inputUsage && this.inputUsage.inputTokens > 0 ? { ...start, usage: this.inputUsage } : start];
+      }
       case 'content_block_start':
         return this.blockStart(event.index ?? 0, event.content_block ?? {});
       case 'content_block_delta':

@@ -85,7 +85,7 @@ describe('AnthropicAdapter', () => {
     const request = canonicalRequest({ stream: true, reasoning: { enabled: true, budgetTokens: 2048, exclude: false } });
     const events = await collect(adapter.stream(route, request, signal()));
     expect(events).toEqual([
-      { type: 'start', id: 'msg_s', model: 'public-model', created: expect.any(Number) },
+      { type: 'start', id: 'msg_s', model: 'public-model', created: expect.any(Number), usage: { inputTokens: 15, outputTokens: 1 } },
       { type: 'reasoning_delta', text: 'The user greets me.' },
       { type: 'reasoning_signature', signature: 'EqQBCkYIBxgC' },
       { type: 'text_delta', text: 'Hello' },

@@ -2,6 +2,8 @@ import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
 import { AnthropicStreamMapper, formatToolName, fromAnthropicResponse, toAnthropicRequest, type AnthropicStreamEvent } from './anthropic-mapping';
+import { toAnthropicCountRequest } from './anthropic-token-count';
+import { inputTokensOf, unlessNotServed } from '../upstream-count';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -31,6 +33,15 @@ export class AnthropicAdapter implements ProviderAdapter {
       yield* mapper.map(parseEvent(event.data));
     }
     mapper.end(); // throws if the stream was cut off before message_delta
+  }
+
+  /** Anthropic's `POST /v1/messages/count_tokens`; a compatible server without it answers 404 (undefined: the router counts). */
+  countInputTokens(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined> {
+    return unlessNotServed(async () =>
+      inputTokensOf(
+        await this.http.postJson(`${messagesUrl(route)}/count_tokens`, anthropicHeaders(route), toAnthropicCountRequest(request, route.upstreamModel), signal),
+      ),
+    );
   }
 
   /** Closes the connection pool (on shutdown). */

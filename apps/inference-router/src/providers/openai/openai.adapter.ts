@@ -5,6 +5,8 @@ import { countTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
 import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImageType, toOpenAIEmbeddingsBody, toOpenAIImagesBody } from './openai-media';
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
+import { toOpenAICountRequest } from './openai-token-count';
+import { inputTokensOf, unlessNotServed } from '../upstream-count';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -37,6 +39,15 @@ export class OpenAIAdapter implements ProviderAdapter {
       yield* mapper.map(parseChunk(event.data));
     }
     if (!done) yield* mapper.end(); // servers that omit [DONE]; end() throws if the stream was cut short
+  }
+
+  /** OpenAI's `POST /responses/input_tokens`; compatible servers without it answer 404 (undefined: the router counts). */
+  countInputTokens(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined> {
+    return unlessNotServed(async () =>
+      inputTokensOf(
+        await this.http.postJson(endpointUrl(route, 'responses/input_tokens'), authHeaders(route), toOpenAICountRequest(request, route.upstreamModel), signal),
+      ),
+    );
   }
 
   async embed(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult> {

@@ -88,6 +88,38 @@ describe('SimulatorAdapter', () => {
       expect(response).toMatchObject({ stopReason: 'stop', toolCalls: [] });
       expect(response.text).toContain('The get_weather tool returned: "Cloudy, 4 degrees"');
     });
+
+    it('answers the user, not a system message appended after the user turn (as Claude Code sends)', async () => {
+      const response = await complete(
+        canonicalRequest({
+          tools: [weatherTool],
+          messages: [userText('Check get_weather for Oslo'), { role: 'system', content: 'Reminder: be concise and careful.' }],
+        }),
+      );
+      expect(response).toMatchObject({ stopReason: 'tool_calls', toolCalls: [expect.objectContaining({ name: 'get_weather' })] });
+      const plain = await complete(
+        canonicalRequest({ messages: [userText('Tell me about lighthouses'), { role: 'system', content: 'Reminder: be concise.' }] }),
+      );
+      expect(plain.text).toContain('You said: "Tell me about lighthouses"');
+      expect(plain.text).not.toContain('Reminder');
+    });
+
+    it('answers a tool result in text, even with user text (a reminder naming the tool) beside it', async () => {
+      const response = await complete(
+        canonicalRequest({
+          tools: [weatherTool],
+          messages: [
+            userText('What is the weather in Oslo? Use the get_weather tool.'),
+            { role: 'assistant', content: [], toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+            { role: 'tool', toolCallId: 'call_1', content: 'Cloudy, 4 degrees' },
+            userText('<reminder>the get_weather tool is available</reminder>'),
+            { role: 'system', content: 'Stay on task.' },
+          ],
+        }),
+      );
+      expect(response).toMatchObject({ stopReason: 'stop', toolCalls: [] });
+      expect(response.text).toContain('The get_weather tool returned: "Cloudy, 4 degrees"');
+    });
   });
 
   describe('tool calls', () => {
