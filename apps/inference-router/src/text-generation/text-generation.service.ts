@@ -3,7 +3,7 @@ import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gatew
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { clientFormat, type ResolvedRequest, type StoredStateRules } from '@gateway/client-formats';
+import { clientFormat } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
 import { DECISION_ENDPOINT } from '../decisions/decision-model';
 import { errorReply, toDomainError, wireError } from '../errors/error-reply';
@@ -63,7 +63,7 @@ export class TextGenerationService {
     }
     const body = excludeReasoning ? { ...request.body, model: modelId } : request.body;
     const format = clientFormat(request.format);
-    const stored = format.storedState ? await this.resolveStored(request, format.storedState, body) : undefined;
+    const stored = format.storedState ? await this.store.resolve(request, format.storedState, body) : undefined;
     const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning });
     // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
     const responseId = format.storedState?.responseId(request.requestId);
@@ -171,16 +171,6 @@ export class TextGenerationService {
       if (input) Object.assign(outcome, billedUsage(input));
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
     }
-  }
-
-  /** `previous_response_id` and `item_reference` replaced by the stored items they name, before the format parses the body. */
-  private async resolveStored(caller: TextGenerationRequest, rules: StoredStateRules, body: Record<string, unknown>): Promise<ResolvedRequest> {
-    const references = rules.references(body);
-    const [previous, items] = await Promise.all([
-      references.previousResponseId ? this.store.previous(caller, references.previousResponseId) : undefined,
-      this.store.items(caller, references.itemIds),
-    ]);
-    return rules.resolve(body, previous, items, caller.requestId);
   }
 }
 
