@@ -11,6 +11,7 @@ import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { InflightRequests } from './inflight-requests';
+import { withinReservedOutput } from './reserved-output';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 
@@ -71,6 +72,8 @@ export class TextGenerationService {
       throw new DomainError(ErrorCode.InvalidRequest, `The model '${canonical.model}' does not serve ${route}`, 'model');
     }
     outcome.inputTokens = countPromptTokens(canonical);
+    // The client's rendering keeps what it asked for; the upstream gets no more than was reserved.
+    const upstreamRequest = withinReservedOutput(canonical, request.reservedOutputTokens);
     const context = {
       request: canonical,
       excludeReasoning: canonical.reasoning?.exclude ?? false,
@@ -82,7 +85,7 @@ export class TextGenerationService {
       const { result, route: served } = await this.upstream.withFallback(
         model.routes,
         signal,
-        (adapter, upstreamRoute) => adapter.complete(upstreamRoute, canonical, signal),
+        (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal),
         canonical.model,
       );
       Object.assign(outcome, { provider: served.adapter, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens });
@@ -98,7 +101,7 @@ export class TextGenerationService {
       model.routes,
       signal,
       async (adapter, upstreamRoute) => {
-        const iterator = adapter.stream(upstreamRoute, canonical, signal)[Symbol.asyncIterator]();
+        const iterator = adapter.stream(upstreamRoute, upstreamRequest, signal)[Symbol.asyncIterator]();
         const first = await iterator.next();
         return { iterator, first };
       },
