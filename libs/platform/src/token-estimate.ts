@@ -10,20 +10,21 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 export const EXACT_COUNT_MAX_CHARS = 8192;
 
 /**
- * Runs of this many characters or more without a break (letters, digits, punctuation or
- * whitespace alike) are not BPE-encoded within an exactly counted text: they count their bytes.
+ * Runs of this many characters or more of one class (letters, punctuation or whitespace) are not
+ * BPE-encoded within an exactly counted text: they count their bytes. The encoder's pre-tokenizer
+ * keeps such a run as one piece, which is where its work turns quadratic; digits it cuts into
+ * threes, and a mixed run (JSON, base64, code) it cuts at every change of class, so those stay exact.
  */
 export const LONG_RUN_CHARS = 32;
 
-/** A run of one class that the encoder would take as a single piece: non-whitespace, or whitespace. */
-const LONG_RUN = new RegExp(`\\S{${LONG_RUN_CHARS},}|\\s{${LONG_RUN_CHARS},}`, 'g');
+const LONG_RUN = new RegExp(`[\\p{L}\\p{M}]{${LONG_RUN_CHARS},}|[^\\s\\p{L}\\p{M}\\p{N}]{${LONG_RUN_CHARS},}|\\s{${LONG_RUN_CHARS},}`, 'gu');
 
 /**
  * Tokens of a text with gpt-tokenizer (o200k_base): exact for OpenAI models, an estimate for
  * others, in time linear in the text's length. Every token is at least one UTF-8 byte, so the byte
  * length is an upper bound; it stands in for the parts that would cost super-linear or unbounded
  * work: a whole text longer than `EXACT_COUNT_MAX_CHARS`, and each run of `LONG_RUN_CHARS` or more
- * characters without a break. The bound overstates English text about fourfold.
+ * characters of one class. The bound overstates English text about fourfold.
  */
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
