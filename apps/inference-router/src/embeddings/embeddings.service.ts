@@ -68,9 +68,7 @@ export class EmbeddingsService {
   private checkInputs(model: CatalogModel, inputs: string[]): number {
     const perInput = model.config.tokens;
     let total = 0;
-    const counts = countTextsTokens(inputs);
-    for (const [index, input] of inputs.entries()) {
-      const tokens = counts[index];
+    for (const [index, tokens] of countTextsTokens(inputs).entries()) {
       if (perInput !== undefined && tokens > perInput) {
         const name = inputs.length === 1 ? 'input' : `input.${index}`;
         throw new DomainError(ErrorCode.InvalidRequest, `${name} has ${tokens} tokens; ${model.config.id} takes at most ${perInput} per input`, 'input');
