@@ -53,7 +53,16 @@ export default [
           paths: [{ name: '@gateway/client-formats', message: 'Providers must not import client formats; use @gateway/canonical.' }],
           patterns: [
             {
-              group: ['**/text-generation/**', '**/decisions/**', '**/media/**', '**/embeddings/**', '**/images/**', '**/moderations/**', '**/metering/**', '**/errors/**'],
+              group: [
+                '**/text-generation/**',
+                '**/decisions/**',
+                '**/media/**',
+                '**/embeddings/**',
+                '**/images/**',
+                '**/moderations/**',
+                '**/metering/**',
+                '**/errors/**',
+              ],
               message: 'Providers must not import client-side modules of the router.',
             },
           ],

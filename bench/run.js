@@ -238,7 +238,9 @@ async function main() {
         const settled = await settle();
         if (settled.timedOut) notes.push(settleNote(`${target.name} c=${connections}`, settled));
         const body = chatBody(target.model, false);
-        log(`[${runNumber}/${totalRuns}] ${target.name}, ${connections} connection(s): ${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s measured`);
+        log(
+          `[${runNumber}/${totalRuns}] ${target.name}, ${connections} connection(s): ${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s measured`,
+        );
         let warmup = null;
         if (settings.warmupSeconds > 0) {
           warmup = await closedLoop({ url: target.url, headers: target.headers, body, connections, durationSeconds: settings.warmupSeconds });
@@ -262,13 +264,24 @@ async function main() {
           okPerSecond: ok / result.duration,
           autocannonRequestsPerSecondAverage: result.requests.average,
           latencyMs: result.exact,
-          autocannonLatencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: result.latency.average },
+          autocannonLatencyMs: {
+            p50: result.latency.p50,
+            p90: result.latency.p90,
+            p99: result.latency.p99,
+            max: result.latency.max,
+            mean: result.latency.average,
+          },
           errors: result.errors + result.timeouts,
           socketErrors: result.errors,
           timeouts: result.timeouts,
           non2xx: result.non2xx,
           statusCodeStats: result.statusCodeStats,
-          warmup: warmup && { okResponses: warmup['2xx'], errors: warmup.errors + warmup.timeouts, non2xx: warmup.non2xx, statusCodeStats: warmup.statusCodeStats },
+          warmup: warmup && {
+            okResponses: warmup['2xx'],
+            errors: warmup.errors + warmup.timeouts,
+            non2xx: warmup.non2xx,
+            statusCodeStats: warmup.statusCodeStats,
+          },
           serverCpuMsPerRequest: target.cpuGroups.length && serverCpu !== null && ok > 0 ? (serverCpu * 1000) / ok : null,
           cpuSeconds: {
             ...usage.groups,
@@ -309,13 +322,16 @@ async function main() {
     }
 
     const mockStats = await mock.stats();
-    if (mockStats.rejected || mockStats.withoutAuth) notes.push(`the mock refused ${mockStats.rejected} request(s); ${mockStats.withoutAuth} came without a bearer key`);
+    if (mockStats.rejected || mockStats.withoutAuth)
+      notes.push(`the mock refused ${mockStats.rejected} request(s); ${mockStats.withoutAuth} came without a bearer key`);
     const logs = summarizeLogs(LOG_DIR);
     const foreign = loadRows.filter((row) => row.cpuSeconds['rest of the machine'] > 0.2 * row.durationSeconds);
     if (foreign.length) {
       notes.push(
         `other processes on the machine were busy during ${foreign.length} run(s) (over 0.2 cores on average): ` +
-          foreign.map((row) => `${row.target} c=${row.connections}: ${(row.cpuSeconds['rest of the machine'] / row.durationSeconds).toFixed(2)} cores`).join('; '),
+          foreign
+            .map((row) => `${row.target} c=${row.connections}: ${(row.cpuSeconds['rest of the machine'] / row.durationSeconds).toFixed(2)} cores`)
+            .join('; '),
       );
     }
 
@@ -348,7 +364,10 @@ async function main() {
     for (const note of notes) console.log(`note: ${note}`);
 
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z'); // ISO 8601 basic, e.g. 20260122T031500Z
+    const stamp = startedAt
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z'); // ISO 8601 basic, e.g. 20260122T031500Z
     const file = path.join(RESULTS_DIR, `${stamp}.json`);
     const record = {
       startedAt: startedAt.toISOString(),
@@ -385,14 +404,21 @@ async function main() {
 function summarizeLogs(dir) {
   let names = [];
   try {
-    names = fs.readdirSync(dir).filter((name) => name.endsWith('.log')).sort();
+    names = fs
+      .readdirSync(dir)
+      .filter((name) => name.endsWith('.log'))
+      .sort();
   } catch {
     return [];
   }
   return names.map((name) => {
-    let lines = fs.readFileSync(path.join(dir, name), 'utf8').split('\n').filter((line) => line.trim());
+    let lines = fs
+      .readFileSync(path.join(dir, name), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim());
     lines = lines.map((line) => line.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r/g, ''));
-    if (name === 'portkey.log') lines = lines.filter((line) => !/Starting AI Gateway|AI Gateway is running|http:\/\/localhost|Ready for connections/.test(line));
+    if (name === 'portkey.log')
+      lines = lines.filter((line) => !/Starting AI Gateway|AI Gateway is running|http:\/\/localhost|Ready for connections/.test(line));
     return { name, lines: lines.length, first: lines.slice(0, 5).map((line) => (line.length > 300 ? `${line.slice(0, 300)}…` : line)) };
   });
 }

@@ -4,12 +4,14 @@ import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { allowsIngress, NetworkPolicy, Peer, PodUnderTest } from './support/network-policy';
 import { installedTool, KubeObject, render, renderKustomization, renderWithTool } from './support/kustomize';
+import { schemaErrors } from './support/schema-validation';
 
 /**
  * Static checks of the deployment files: the rendered kustomize output of k8s/base and
  * k8s/overlays/production, docker/compose.yaml and docker/Dockerfile. No cluster or Docker engine
  * is needed. Rendering uses kustomize or kubectl when one is on PATH, else the built-in renderer
- * (k8s/support/kustomize.ts); with a tool installed, both must agree.
+ * (k8s/support/kustomize.ts); with a tool installed, both must agree. Every rendered object is
+ * validated against its Kubernetes API schema (k8s/support/schema-validation.ts).
  */
 
 const K8S_DIR = __dirname;
@@ -18,7 +20,7 @@ const BASE_DIR = join(K8S_DIR, 'base');
 const PRODUCTION_DIR = join(K8S_DIR, 'overlays', 'production');
 const COMPOSE_FILE = join(ROOT, 'docker', 'compose.yaml');
 const DOCKERFILE = join(ROOT, 'docker', 'Dockerfile');
-const README = join(ROOT, 'README.md');
+const OPERATIONS_DOC = join(ROOT, 'docs', 'operations.md');
 const NAMESPACE = 'model-gateway';
 
 const APPS = ['edge-gateway', 'inference-router', 'key-service', 'account-service', 'metering-service', 'video-worker'] as const;
@@ -117,9 +119,7 @@ function parseFile(path: string): { values: unknown[]; errors: string[] } {
 }
 
 const sortById = (objects: KubeObject[]) =>
-  [...objects].sort((a, b) =>
-    `${a.kind}/${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.namespace}/${b.metadata.name}`),
-  );
+  [...objects].sort((a, b) => `${a.kind}/${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.namespace}/${b.metadata.name}`));
 
 const tool = installedTool();
 const itWithTool = tool ? it : it.skip;
@@ -301,6 +301,37 @@ describe('rendering', () => {
   });
 });
 
+describe('schema validation', () => {
+  const find = (kind: string) => structuredClone(rendered.production.objects.find((object) => object.kind === kind)!) as any;
+
+  it('refuses a misspelt field at any depth, in built-in kinds and in custom resources', () => {
+    const deployment = find('Deployment');
+    deployment.spec.replcas = 2;
+    deployment.spec.template.spec.containers[0].ports[0].contianerPort = 8080;
+    const scaledObject = find('ScaledObject');
+    scaledObject.spec.minReplicaCont = 1;
+    expect(schemaErrors(deployment)).toEqual([
+      expect.stringMatching(/spec\.template\.spec\.containers\[0\]\.ports\[0\]\.contianerPort is not a field of apps\/v1 Deployment$/),
+      expect.stringMatching(/spec\.replcas is not a field/),
+    ]);
+    expect(schemaErrors(scaledObject)).toEqual([expect.stringMatching(/spec\.minReplicaCont is not a field of keda\.sh\/v1alpha1 ScaledObject$/)]);
+  });
+
+  it('refuses a wrong type or a missing required field, and accepts any key in a map', () => {
+    const deployment = find('Deployment');
+    deployment.spec.template.metadata.labels['example.com/anything'] = 'yes';
+    expect(schemaErrors(deployment)).toEqual([]);
+    deployment.spec.replicas = 'two';
+    delete deployment.spec.selector;
+    expect(schemaErrors(deployment)).toEqual([expect.stringMatching(/selector.*replicas|replicas.*selector/)]);
+  });
+
+  it('refuses a kind it has no schema for, rather than passing it unchecked', () => {
+    const object = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } } as KubeObject;
+    expect(schemaErrors(object)).toEqual([expect.stringContaining('no schema for example.com/v1 Widget')]);
+  });
+});
+
 describe.each([
   ['base', rendered.base.objects],
   ['production', rendered.production.objects],
@@ -320,6 +351,10 @@ describe.each([
     hpas.find((hpa) => hpa.spec.scaleTargetRef.name === app)?.spec.minReplicas ??
     scaledObjects.find((object) => object.spec.scaleTargetRef.name === app)?.spec.minReplicaCount ??
     1;
+
+  it.each(objects.map((object) => [`${object.kind} ${object.metadata.name}`, object]))('%s matches its API schema, with no unknown field', (_id, object) => {
+    expect(schemaErrors(object)).toEqual([]);
+  });
 
   it('has one Deployment per app, everything in the model-gateway namespace and labelled part-of', () => {
     expect(deployments.map((object) => object.metadata.name).sort()).toEqual([...APPS].sort());
@@ -391,9 +426,7 @@ describe.each([
     });
 
     it('has a disruption budget when it runs more than one replica, and none that blocks a node drain', () => {
-      const budgets = ofKind<Pdb>('PodDisruptionBudget').filter(
-        (pdb) => pdb.spec.selector.matchLabels['app.kubernetes.io/name'] === app,
-      );
+      const budgets = ofKind<Pdb>('PodDisruptionBudget').filter((pdb) => pdb.spec.selector.matchLabels['app.kubernetes.io/name'] === app);
       if (minimumReplicas(app) > 1) expect(budgets).toHaveLength(1);
       for (const { spec } of budgets) {
         const allowed = spec.maxUnavailable !== undefined ? Number(spec.maxUnavailable) : minimumReplicas(app) - Number(spec.minAvailable);
@@ -412,8 +445,7 @@ describe.each([
   });
 
   it('runs the migrations once per deploy from the migrate Job, never from a replica', () => {
-    const command = (spec: PodSpec) =>
-      [...(spec.initContainers ?? []), ...spec.containers].flatMap((item) => [...(item.command ?? []), ...(item.args ?? [])]);
+    const command = (spec: PodSpec) => [...(spec.initContainers ?? []), ...spec.containers].flatMap((item) => [...(item.command ?? []), ...(item.args ?? [])]);
     const jobs = ofKind<Workload>('Job').filter((job) => command(job.spec.template.spec).includes(MIGRATION_ENTRYPOINT));
     expect(jobs.map((job) => job.metadata.name)).toEqual(['migrate']);
     expect(jobs[0].spec.template.spec.restartPolicy).toBe('Never');
@@ -446,9 +478,14 @@ describe.each([
     it('scales on CPU only, which needs nothing but metrics-server, and holds placeholder Secrets with latest images', () => {
       for (const hpa of hpas) expect(hpa.spec.metrics.map((metric) => metric.type)).toEqual(['Resource']);
       expect(scaledObjects).toEqual([]);
-      expect(baseSecrets.map((secret) => secret.metadata.name).sort()).toEqual(
-        ['gateway-bootstrap', 'gateway-database', 'gateway-file-urls', 'gateway-key-encryption', 'gateway-object-store', 'gateway-provider-keys'],
-      );
+      expect(baseSecrets.map((secret) => secret.metadata.name).sort()).toEqual([
+        'gateway-bootstrap',
+        'gateway-database',
+        'gateway-file-urls',
+        'gateway-key-encryption',
+        'gateway-object-store',
+        'gateway-provider-keys',
+      ]);
       for (const object of deployments) expect(object.spec.template.spec.containers[0].image).toBe(`ghcr.io/model-gateway/${object.metadata.name}:latest`);
     });
   } else {
@@ -639,21 +676,34 @@ describe('docker/compose.yaml', () => {
   });
 });
 
-describe('README operations section', () => {
-  const readme = readFileSync(README, 'utf8');
-  const start = readme.indexOf('\n## Operations\n');
-  const operations = start >= 0 ? readme.slice(start, readme.indexOf('\n## ', start + 1)) : '';
+/** The operator's documentation. */
+function operationsDoc(): string {
+  return readFileSync(OPERATIONS_DOC, 'utf8');
+}
+
+describe('operations documentation', () => {
+  const operations = operationsDoc();
   const missing = (needles: string[], text: string) => needles.filter((needle) => !text.includes(needle));
 
   it('names every Secret the production overlay expects the operator to create', () => {
-    expect(start).toBeGreaterThanOrEqual(0);
-    expect(missing(baseSecrets.map((secret) => `\`${secret.metadata.name}\``), operations)).toEqual([]);
+    expect(operations).not.toBe('');
+    expect(
+      missing(
+        baseSecrets.map((secret) => `\`${secret.metadata.name}\``),
+        operations,
+      ),
+    ).toEqual([]);
   });
 
   it('lists the metrics the autoscalers use in its metrics table, and says KEDA is needed', () => {
-    const metricsTable = operations.slice(operations.indexOf('| metric |'));
+    const metricsTable = operations.slice(operations.search(/^\| metric\s*\|/m));
     const autoscalerMetrics = ['gateway_inflight_requests', 'gateway_video_queue_depth', 'gateway_metering_pending_events'];
-    expect(missing(autoscalerMetrics.map((name) => `| \`${name}\``), metricsTable)).toEqual([]);
+    expect(
+      missing(
+        autoscalerMetrics.map((name) => `| \`${name}\``),
+        metricsTable,
+      ),
+    ).toEqual([]);
     expect(missing(['KEDA'], operations)).toEqual([]);
   });
 });

@@ -14,8 +14,7 @@ function signed(value, decimals = 2) {
 /** Renders rows (arrays of strings) under headers; columns after the first two are right-aligned. */
 function table(headers, rows, leftAligned = 1) {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => String(row[i]).length)));
-  const line = (cells) =>
-    cells.map((cell, i) => (i < leftAligned ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('  ');
+  const line = (cells) => cells.map((cell, i) => (i < leftAligned ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('  ');
   return [line(headers), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 

@@ -4,10 +4,10 @@ import { join, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 
 /**
- * Renders a kustomization for the deployment tests: with `kustomize` or `kubectl kustomize` when one
- * is on PATH, otherwise with the small renderer below, which covers exactly the features k8s/ uses
- * and refuses anything else (an unknown field or patch directive is an error, never ignored).
- * Where a tool is installed, the tests check that both renderers agree on k8s/.
+ * Renders a kustomization for the deployment tests: with `kustomize` or `kubectl kustomize` (kubectl
+ * 1.27 or later) when one is on PATH, otherwise with the small renderer below, which covers exactly
+ * the features k8s/ uses and refuses anything else (an unknown field or patch directive is an error,
+ * never ignored). Where a tool is installed, the tests check that both renderers agree on k8s/.
  */
 
 export interface KubeObject {
@@ -25,15 +25,29 @@ export interface Rendered {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-const TOOLS: { command: string; args: (dir: string) => string[]; probe: string[] }[] = [
-  { command: 'kustomize', args: (dir) => ['build', dir], probe: ['version'] },
-  { command: 'kubectl', args: (dir) => ['kustomize', dir], probe: ['version', '--client'] },
+const TOOLS: { command: string; args: (dir: string) => string[]; usable: () => boolean }[] = [
+  { command: 'kustomize', args: (dir) => ['build', dir], usable: () => spawnSync('kustomize', ['version'], { stdio: 'ignore', timeout: 30_000 }).status === 0 },
+  { command: 'kubectl', args: (dir) => ['kustomize', dir], usable: kubectlIsRecentEnough },
 ];
 
-/** The first kustomize-capable tool on PATH, if any. */
+/**
+ * kubectl bundles kustomize; from 1.27 on it bundles kustomize v5, which renders k8s/ as a
+ * current kustomize does. An older kubectl is passed over for the built-in renderer.
+ */
+function kubectlIsRecentEnough(): boolean {
+  const result = spawnSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 30_000 });
+  if (result.error || result.status !== 0) return false;
+  try {
+    const { major, minor } = (JSON.parse(result.stdout) as { clientVersion: { major: string; minor: string } }).clientVersion;
+    return Number.parseInt(major, 10) > 1 || (Number.parseInt(major, 10) === 1 && Number.parseInt(minor, 10) >= 27);
+  } catch {
+    return false;
+  }
+}
+
+/** The first usable kustomize-capable tool on PATH, if any. */
 export function installedTool(): string | undefined {
-  return TOOLS.find(({ command, probe }) => spawnSync(command, probe, { stdio: 'ignore', timeout: 30_000 }).error === undefined)
-    ?.command;
+  return TOOLS.find(({ usable }) => usable())?.command;
 }
 
 export function renderWithTool(command: string, dir: string): KubeObject[] {
@@ -108,7 +122,10 @@ const TEMPLATE_PATHS: Record<string, string[][]> = {
   DaemonSet: [['spec', 'template']],
   ReplicaSet: [['spec', 'template']],
   Job: [['spec', 'template']],
-  CronJob: [['spec', 'jobTemplate'], ['spec', 'jobTemplate', 'spec', 'template']],
+  CronJob: [
+    ['spec', 'jobTemplate'],
+    ['spec', 'jobTemplate', 'spec', 'template'],
+  ],
 };
 
 function parseDocuments(text: string, source: string): Json[] {
@@ -119,8 +136,7 @@ function parseDocuments(text: string, source: string): Json[] {
   });
 }
 
-const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const idOf = (object: KubeObject) => `${object.kind}/${object.metadata.namespace ?? '~'}/${object.metadata.name}`;
 

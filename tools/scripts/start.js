@@ -3,11 +3,10 @@
  * npm start: infrastructure up, build, database migrated, bootstrap account seeded, every service
  * started; prints the base URL and the bootstrap keys. Ctrl-C stops every process it started.
  */
-const { spawnSync } = require('node:child_process');
-const path = require('node:path');
 const { build } = require('./lib/build');
 const { ensureInfra } = require('./lib/infra');
-const { localEnv, rememberBootstrap, root } = require('./lib/local-env');
+const { localEnv } = require('./lib/local-env');
+const { greeting, prepareDatabase } = require('./lib/local-suite');
 const { APPS, Suite } = require('./lib/suite');
 
 /** Stops what ensureInfra started (nothing when the servers were already running). */
@@ -22,19 +21,7 @@ async function main() {
   stopInfra = await ensureInfra(env);
   console.log('building...');
   build({ quiet: true });
-
-  const { ensureDatabase, migrate } = require(path.join(root, 'dist/libs/db/src/migrate'));
-  if (await ensureDatabase(env.DATABASE_URL)) console.log('created database');
-  const { applied } = await migrate(env.DATABASE_URL);
-  console.log(`migrations applied: ${applied.length ? applied.join(', ') : 'none pending'}`);
-
-  const bootstrap = spawnSync(
-    process.execPath,
-    [path.join(root, 'dist/apps/key-service/src/cli/admin.cli.js'), 'bootstrap', '--json'],
-    { env, cwd: root, encoding: 'utf8' },
-  );
-  if (bootstrap.status !== 0) throw new Error(`bootstrap failed: ${bootstrap.stderr || bootstrap.stdout}`);
-  const account = rememberBootstrap(JSON.parse(bootstrap.stdout.trim().split('\n').pop()));
+  const account = await prepareDatabase(env);
 
   suite = new Suite({ env });
   let shuttingDown = false;
@@ -57,18 +44,7 @@ async function main() {
     await suite.start(app, app === 'edge-gateway' ? { port } : {});
   }
 
-  console.log(`
-Model gateway is running.
-
-  base URL        http://localhost:${port}/v1
-  account         ${account.account_id} (${env.BOOTSTRAP_PLAN || 'pro'} plan)
-  master key      ${account.master_key ?? '(not known here: set BOOTSTRAP_MASTER_KEY)'}
-  DevPass key     ${account.dev_key ?? '(not known here: set BOOTSTRAP_DEV_KEY)'}
-  (keys as issued to the bootstrap account; a key regenerated since is not shown)
-
-Try: curl http://localhost:${port}/v1/auth/proxy -H "Authorization: Bearer ${account.master_key ?? '<API_KEY>'}"
-Press Ctrl-C to stop.
-`);
+  console.log(`${greeting(env, port, account)}\nPress Ctrl-C to stop.\n`);
 }
 
 main().catch(async (error) => {

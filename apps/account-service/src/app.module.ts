@@ -1,20 +1,31 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { healthSubject } from '@gateway/contracts';
 import { postgresReadinessProvider, PrismaModule } from '@gateway/db';
-import { DatabaseEnv, HealthController, healthRpcController } from '@gateway/platform';
+import { HealthController, healthRpcController } from '@gateway/platform';
+import { AccountEnv } from './account.env';
+import { StoredResponsesController } from './stored-responses/stored-responses.controller';
+import { StoredResponsesRepository } from './stored-responses/stored-responses.repository';
+import { RESPONSES_RETENTION, StoredResponsesService } from './stored-responses/stored-responses.service';
 import { UsageController } from './usage/usage.controller';
 import { UsageRepository } from './usage/usage.repository';
 import { UsageService } from './usage/usage.service';
 
-/** Read models over the ledger: `/user/me` and `/user/logs`. */
+/** Read models over the ledger (`/user/me`, `/user/logs`) and the stored Responses-API responses. */
 @Module({})
 export class AccountServiceModule {
-  static forRoot(env: DatabaseEnv): DynamicModule {
+  static forRoot(env: AccountEnv): DynamicModule {
     return {
       module: AccountServiceModule,
       imports: [PrismaModule.forRoot(env.DATABASE_URL)],
-      controllers: [UsageController, HealthController, healthRpcController(healthSubject('account-service'))],
-      providers: [postgresReadinessProvider, UsageRepository, UsageService],
+      controllers: [UsageController, StoredResponsesController, HealthController, healthRpcController(healthSubject('account-service'))],
+      providers: [
+        postgresReadinessProvider,
+        UsageRepository,
+        UsageService,
+        { provide: RESPONSES_RETENTION, useValue: { retentionSeconds: env.RESPONSES_RETENTION_SECONDS, pruneIntervalMs: env.RESPONSES_PRUNE_INTERVAL_MS } },
+        StoredResponsesRepository,
+        StoredResponsesService,
+      ],
     };
   }
 }

@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { QueueGroups } from '@gateway/contracts';
-import { bootstrapService, DatabaseEnv, loadEnvOrExit } from '@gateway/platform';
+import { bootstrapService, loadEnvOrExit } from '@gateway/platform';
+import { AccountEnv } from './account.env';
 import { AccountServiceModule } from './app.module';
 
 async function main(): Promise<void> {
-  const env = loadEnvOrExit(DatabaseEnv, 'account-service');
+  const env = loadEnvOrExit(AccountEnv, 'account-service');
   await bootstrapService({
     name: 'account-service',
     module: AccountServiceModule.forRoot(env),

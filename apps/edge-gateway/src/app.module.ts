@@ -35,6 +35,7 @@ import { RequestObserver } from './observability/request-observer';
 import { AccountController } from './account/account.controller';
 import { DecisionsController } from './decisions/decisions.controller';
 import { DecisionsService } from './decisions/decisions.service';
+import { StoredResponsesController } from './stored-responses/stored-responses.controller';
 import { TextGenerationController } from './text-generation/text-generation.controller';
 import { INFERENCE_IDLE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
@@ -47,7 +48,8 @@ import { VideosController } from './videos/videos.controller';
 import { VIDEO_HEARTBEAT_MS, VideosService } from './videos/videos.service';
 import { VideoJobEvents } from './videos/video-job-events';
 import { VideoJobsProducer } from './videos/video-jobs.producer';
-
+import { TokenCountingController } from './token-counting/token-counting.controller';
+import { TokenCountingService } from './token-counting/token-counting.service';
 
 const NEGATIVE_AUTH_TTL_MS = 5_000;
 
@@ -82,11 +84,13 @@ export class EdgeModule {
         AccountController,
         DecisionsController,
         TextGenerationController,
+        StoredResponsesController,
         FilesController,
         EmbeddingsController,
         ModerationsController,
         ImagesController,
         VideosController,
+        TokenCountingController,
       ],
       providers: [
         { provide: NATS_REQUEST_TIMEOUT_MS, useValue: env.NATS_REQUEST_TIMEOUT_MS },
@@ -140,6 +144,7 @@ export class EdgeModule {
         VideoJobsProducer,
         VideoJobEvents,
         VideosService,
+        TokenCountingService,
       ],
     };
   }

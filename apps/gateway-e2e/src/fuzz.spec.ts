@@ -20,7 +20,30 @@ interface Route {
   path: string;
 }
 
-const key = fc.constantFrom('__proto__', 'constructor', 'prototype', 'model', 'messages', 'input', 'max_tokens', 'max_completion_tokens', 'max_output_tokens', 'stream', 'proxy_key', 'name', 'allocated_ammount', 'n', 'size', 'tools', 'content', 'role', 'since', 'until', 'limit', 'cursor');
+const key = fc.constantFrom(
+  '__proto__',
+  'constructor',
+  'prototype',
+  'model',
+  'messages',
+  'input',
+  'max_tokens',
+  'max_completion_tokens',
+  'max_output_tokens',
+  'stream',
+  'proxy_key',
+  'name',
+  'allocated_ammount',
+  'n',
+  'size',
+  'tools',
+  'content',
+  'role',
+  'since',
+  'until',
+  'limit',
+  'cursor',
+);
 const huge = fc.constantFrom('x'.repeat(300_000), '\u4e00'.repeat(100_000), ' '.repeat(200_000), '\ud800'.repeat(1000), 'a '.repeat(100_000));
 const scalar = fc.oneof(
   fc.string({ maxLength: 40 }),
@@ -28,7 +51,21 @@ const scalar = fc.oneof(
   fc.double(),
   fc.boolean(),
   fc.constant(null),
-  fc.constantFrom(1e308, -1e308, 8_640_000_000_001, Number.MAX_SAFE_INTEGER + 2, 0, -1, 'sim-chat', 'fake-openai', 'jev', 'user', 'assistant', 'system', 'tool'),
+  fc.constantFrom(
+    1e308,
+    -1e308,
+    8_640_000_000_001,
+    Number.MAX_SAFE_INTEGER + 2,
+    0,
+    -1,
+    'sim-chat',
+    'fake-openai',
+    'jev',
+    'user',
+    'assistant',
+    'system',
+    'tool',
+  ),
 );
 const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, tie('array'), tie('object')),
@@ -52,15 +89,43 @@ const rawBody = fc.oneof(
   fc.integer({ min: 65, max: 5000 }).map((depth) => '['.repeat(depth) + ']'.repeat(depth)),
   fc.integer({ min: 65, max: 5000 }).map((depth) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)),
   huge.map((text) => JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: text }], input: text, max_tokens: 4 })),
-  fc.constantFrom('{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{', '', 'null', '"x"', '[]', '{"model":"sim-chat","messages":[{"role":"user","content":"hi"}],"max_tokens":1,"max_completion_tokens":4096}'),
+  fc.constantFrom(
+    '{"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{"x":1}}}',
+    '{',
+    '',
+    'null',
+    '"x"',
+    '[]',
+    '{"model":"sim-chat","messages":[{"role":"user","content":"hi"}],"max_tokens":1,"max_completion_tokens":4096}',
+  ),
   fc.string({ maxLength: 200 }),
 );
 
-const query = fc.array(fc.tuple(fc.oneof(key, fc.string({ maxLength: 6 })), fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('1e300', '8640000000001', '-1', 'NaN', '[]', '%00', '%ff'))), { maxLength: 3 });
+const query = fc.array(
+  fc.tuple(
+    fc.oneof(key, fc.string({ maxLength: 6 })),
+    fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('1e300', '8640000000001', '-1', 'NaN', '[]', '%00', '%ff')),
+  ),
+  { maxLength: 3 },
+);
 
 const headers = fc.dictionary(
-  fc.constantFrom('content-type', 'x-api-key', 'x-request-id', 'x-client-request-id', 'traceparent', 'x-forwarded-for', 'accept', 'anthropic-version', 'partner-version'),
-  fc.oneof(fc.string({ maxLength: 30 }).map((value) => value.replace(/[^\x20-\x7e]/g, '')), fc.constantFrom('application/json', 'text/plain', 'multipart/form-data; boundary=x', 'x'.repeat(2000))),
+  fc.constantFrom(
+    'content-type',
+    'x-api-key',
+    'x-request-id',
+    'x-client-request-id',
+    'traceparent',
+    'x-forwarded-for',
+    'accept',
+    'anthropic-version',
+    'partner-version',
+  ),
+  fc.oneof(
+    fc.string({ maxLength: 30 }).map((value) => value.replace(/[^\x20-\x7e]/g, '')),
+    fc.constantFrom('application/json', 'text/plain', 'multipart/form-data; boundary=x', 'x'.repeat(2000)),
+  ),
   { maxKeys: 3 },
 );
 
@@ -83,39 +148,43 @@ describe('fuzzing every /v1 route', () => {
   it(`answers ${RUNS} random requests without a 5xx, each within ${MAX_MS} ms`, async () => {
     expect(routes.length).toBeGreaterThan(20);
     const failures: string[] = [];
-    await fc.assert(
-      fc.asyncProperty(
-        fc.nat(),
-        fc.constantFrom('master', 'proxy', 'none', 'garbage'),
-        fc.option(rawBody, { nil: undefined }),
-        query,
-        headers,
-        fc.string({ maxLength: 12 }),
-        fc.boolean(),
-        async (routeIndex, auth, body, pairs, extraHeaders, param, onEdgeB) => {
-          const route = routes[routeIndex % routes.length];
-          const path = route.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(param) || 'x');
-          const search = pairs.length ? `?${pairs.map(([name, value]) => `${encodeURIComponent(name)}=${value}`).join('&')}` : '';
-          const usable = !KEY_DESTROYING.has(`${route.method} ${route.path}`);
-          const keyFor = { master: usable ? account.masterKey : 'sk-garbage', proxy: proxyKey, none: undefined, garbage: 'sk-'.padEnd(60, 'z') }[auth];
-          const withBody = route.method !== 'GET' && body !== undefined;
-          const started = performance.now();
-          const response = await api(route.method, `${path}${search}`, {
-            key: keyFor,
-            headers: extraHeaders,
-            ...(withBody ? { rawBody: body } : {}),
-            base: onEdgeB ? suiteInfo().edgeB : suiteInfo().edgeA,
-          });
-          const ms = performance.now() - started;
-          if (response.status >= 500 || ms > MAX_MS) {
-            failures.push(`${route.method} ${path}${search} (${auth}) → ${response.status} in ${Math.round(ms)} ms: ${response.text.slice(0, 300)} body: ${String(body).slice(0, 300)}`);
-          }
-          return response.status < 500 && ms <= MAX_MS;
-        },
-      ),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
-    ).catch((error: Error) => {
-      throw new Error(`${failures.join('\n')}\n${error.message}`);
-    });
+    await fc
+      .assert(
+        fc.asyncProperty(
+          fc.nat(),
+          fc.constantFrom('master', 'proxy', 'none', 'garbage'),
+          fc.option(rawBody, { nil: undefined }),
+          query,
+          headers,
+          fc.string({ maxLength: 12 }),
+          fc.boolean(),
+          async (routeIndex, auth, body, pairs, extraHeaders, param, onEdgeB) => {
+            const route = routes[routeIndex % routes.length];
+            const path = route.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(param) || 'x');
+            const search = pairs.length ? `?${pairs.map(([name, value]) => `${encodeURIComponent(name)}=${value}`).join('&')}` : '';
+            const usable = !KEY_DESTROYING.has(`${route.method} ${route.path}`);
+            const keyFor = { master: usable ? account.masterKey : 'sk-garbage', proxy: proxyKey, none: undefined, garbage: 'sk-'.padEnd(60, 'z') }[auth];
+            const withBody = route.method !== 'GET' && body !== undefined;
+            const started = performance.now();
+            const response = await api(route.method, `${path}${search}`, {
+              key: keyFor,
+              headers: extraHeaders,
+              ...(withBody ? { rawBody: body } : {}),
+              base: onEdgeB ? suiteInfo().edgeB : suiteInfo().edgeA,
+            });
+            const ms = performance.now() - started;
+            if (response.status >= 500 || ms > MAX_MS) {
+              failures.push(
+                `${route.method} ${path}${search} (${auth}) → ${response.status} in ${Math.round(ms)} ms: ${response.text.slice(0, 300)} body: ${String(body).slice(0, 300)}`,
+              );
+            }
+            return response.status < 500 && ms <= MAX_MS;
+          },
+        ),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      )
+      .catch((error: Error) => {
+        throw new Error(`${failures.join('\n')}\n${error.message}`);
+      });
   }, 600_000);
 });

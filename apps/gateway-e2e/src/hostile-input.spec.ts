@@ -50,7 +50,8 @@ describe('no overspend by field choice: one output cap for the reservation and t
       body: { model: 'fake-openai', messages: [{ role: 'user', content: `${tag} none` }] },
     });
     expect(none.status).toBe(200);
-    const sent = async (label: string) => (await fakeRequestsMentioning('openai', `${tag} ${label}`)).map((request) => (request.body as { max_tokens?: number }).max_tokens);
+    const sent = async (label: string) =>
+      (await fakeRequestsMentioning('openai', `${tag} ${label}`)).map((request) => (request.body as { max_tokens?: number }).max_tokens);
     expect(await sent('both')).toEqual([4096]);
     expect(await sent('foreign')).toEqual([1024]);
     expect(await sent('none')).toEqual([1024]);
@@ -78,7 +79,11 @@ describe('bounded work per request', () => {
   it('answers or refuses a 1 MB single-character prompt on every text route within 2 s, while /healthz keeps answering', async () => {
     const prompt = 'x'.repeat(1_000_000);
     const calls = [
-      () => api('POST', '/v1/chat/completions', { key: account.masterKey, body: { model: 'sim-chat', messages: [{ role: 'user', content: prompt }], max_tokens: 8 } }),
+      () =>
+        api('POST', '/v1/chat/completions', {
+          key: account.masterKey,
+          body: { model: 'sim-chat', messages: [{ role: 'user', content: prompt }], max_tokens: 8 },
+        }),
       () => api('POST', '/v1/responses', { key: account.masterKey, body: { model: 'sim-chat', input: prompt, max_output_tokens: 8 } }),
       () => api('POST', '/v1/messages', { key: account.masterKey, body: { model: 'sim-chat', max_tokens: 8, messages: [{ role: 'user', content: prompt }] } }),
       () => api('POST', '/v1/embeddings', { key: account.masterKey, body: { input: prompt } }),
@@ -100,14 +105,26 @@ describe('bounded work per request', () => {
   it('refuses JSON nested deeper than the limit with a 400 naming it, on every kind of route', async () => {
     const deep = (levels: number) => `{"a":${'['.repeat(levels)}1${']'.repeat(levels)}}`;
     const proxy = await createProxyKey(account.masterKey);
-    const routes = ['/v1/chat/completions', '/v1/messages', '/v1/responses', '/v1/auth/proxy/create', '/v1/auth/proxy/update', '/v1/moderations', '/v1/images/generations', '/v1/systemone'];
+    const routes = [
+      '/v1/chat/completions',
+      '/v1/messages',
+      '/v1/responses',
+      '/v1/auth/proxy/create',
+      '/v1/auth/proxy/update',
+      '/v1/moderations',
+      '/v1/images/generations',
+      '/v1/systemone',
+    ];
     for (const route of routes) {
       const response = await api('POST', route, { key: account.masterKey, rawBody: deep(1300) });
       expect({ route, status: response.status }).toEqual({ route, status: 400 });
       expect(response.text).toContain('64 levels');
     }
     // Within the limit the body is read as usual (and refused for what it says, not how deep it is).
-    const shallow = await api('POST', '/v1/auth/proxy/update', { key: account.masterKey, body: { proxy_key: proxy.key, name: 'ok', extra: JSON.parse(deep(50)) } });
+    const shallow = await api('POST', '/v1/auth/proxy/update', {
+      key: account.masterKey,
+      body: { proxy_key: proxy.key, name: 'ok', extra: JSON.parse(deep(50)) },
+    });
     expect(shallow.text).not.toContain('levels');
   });
 
@@ -138,7 +155,8 @@ describe('slow bodies', () => {
     });
   }
 
-  const request = (headers: string) => `POST /v1/chat/completions HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer sk-none\r\nContent-Type: application/json\r\n${headers}\r\n`;
+  const request = (headers: string) =>
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer sk-none\r\nContent-Type: application/json\r\n${headers}\r\n`;
   // The bound plus one check interval, with room for a loaded machine; the socket would stay open forever without the bound.
   const CLOSED_WITHIN_MS = EDGE_B_BODY_TIMEOUT_MS + 1000 + 5000;
 

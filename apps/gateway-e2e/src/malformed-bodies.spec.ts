@@ -41,7 +41,8 @@ function casesFor(route: string, proxyKey: string): Case[] {
         { name: 'negative allocation', body: { name: 'a', allocated_ammount: -1 }, field: 'allocated_ammount' },
         { name: 'allocation as string', body: { name: 'a', allocated_ammount: '5' }, field: 'allocated_ammount' },
         { name: 'allocation missing', body: { name: 'a' }, field: 'allocated_ammount' },
-        { name: 'allocation 1e308', body: { name: 'a', allocated_ammount: 1e308 }, field: 'allocated_ammount' },
+        // Above every daily limit: the spec's daily-limit detail, however large (issue #11).
+        { name: 'allocation 1e308', body: { name: 'a', allocated_ammount: 1e308 }, field: 'Allocated ammount cannot exceed your daily limit of 10000' },
         { name: 'expires_at in the past', body: { name: 'a', allocated_ammount: 1, expires_at: 1000 }, field: 'expires_at' },
         { name: 'expires_at fractional', body: { name: 'a', allocated_ammount: 1, expires_at: 99999999999.5 }, field: 'expires_at' },
         { name: 'expires_at string', body: { name: 'a', allocated_ammount: 1, expires_at: 'never' }, field: 'expires_at' },
@@ -156,7 +157,9 @@ function rawExchange(path: string, headers: Record<string, string>, bodyStart: s
     });
     socket.on('error', reject);
     socket.on('close', () => finish() || reject(new Error(`no complete response: ${received.slice(0, 200)}`)));
-    const head = Object.entries({ host: url.host, ...headers }).map(([name, value]) => `${name}: ${value}`).join('\r\n');
+    const head = Object.entries({ host: url.host, ...headers })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n');
     socket.write(`POST ${url.pathname.replace(/\/$/, '')}${path} HTTP/1.1\r\n${head}\r\n\r\n${bodyStart}`);
   });
 }

@@ -6,15 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, createAccount, createProxyKey, TestAccount } from './support/api';
-import {
-  OpenApiDocument,
-  operation,
-  propertyNames,
-  requestSchema,
-  resolve,
-  responseSchema,
-  schemaProblems,
-} from './support/openapi';
+import { OpenApiDocument, operation, propertyNames, requestSchema, resolve, responseSchema, schemaProblems } from './support/openapi';
 import { suiteInfo } from './support/suite-info';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -119,12 +111,7 @@ describe('GET /v1/openapi.json', () => {
     const expected: [string, string, 'request' | number, string][] = [
       ['POST', '/v1/auth/proxy/create', 'request', proxyKeyFields],
       ['POST', '/v1/auth/proxy/update', 'request', `proxy_key ${proxyKeyFields}`],
-      [
-        'POST',
-        '/v1/auth/proxy/create',
-        201,
-        'name key expires_at allocated_ammount used_ammount is_active model_whitelist ip_whitelist created_at last_used',
-      ],
+      ['POST', '/v1/auth/proxy/create', 201, 'name key expires_at allocated_ammount used_ammount is_active model_whitelist ip_whitelist created_at last_used'],
       ['POST', '/v1/auth/proxy/lookup', 200, 'user_id enabled_thinking used_ammount'],
       ['POST', '/v1/auth/proxy/validate', 200, 'valid message'],
       ['POST', '/v1/auth/proxy/toggle', 200, 'message status'],
@@ -278,6 +265,27 @@ describe('what the routes answer matches the document', () => {
     });
     expect(unknownModel.status).toBe(404);
     expectDocumented('POST', '/v1/messages', unknownModel);
+  });
+
+  it('stored responses: read back, input items, delete, and 404', async () => {
+    const created = await api('POST', '/v1/responses', { key: account.masterKey, body: { model: 'sim-chat', input: 'Keep this', max_output_tokens: 30 } });
+    expect(created.status).toBe(200);
+    const id: string = created.body.id;
+    const retrieved = await api('GET', `/v1/responses/${id}`, { key: account.masterKey });
+    expect(retrieved.status).toBe(200);
+    expectDocumented('GET', '/v1/responses/{id}', retrieved);
+    const items = await api('GET', `/v1/responses/${id}/input_items?limit=5`, { key: account.masterKey });
+    expect(items.status).toBe(200);
+    expectDocumented('GET', '/v1/responses/{id}/input_items', items);
+    const badLimit = await api('GET', `/v1/responses/${id}/input_items?limit=0`, { key: account.masterKey });
+    expect(badLimit.status).toBe(400);
+    expectDocumented('GET', '/v1/responses/{id}/input_items', badLimit);
+    const deleted = await api('DELETE', `/v1/responses/${id}`, { key: account.masterKey });
+    expect(deleted.status).toBe(200);
+    expectDocumented('DELETE', '/v1/responses/{id}', deleted);
+    const gone = await api('GET', `/v1/responses/${id}`, { key: account.masterKey });
+    expect(gone.status).toBe(404);
+    expectDocumented('GET', '/v1/responses/{id}', gone);
   });
 
   it('decisions', async () => {

@@ -38,7 +38,7 @@ describe('proxy key administration', () => {
     expect(response.body).not.toHaveProperty('enabled_thinking');
   });
 
-  it('lists the caller\'s keys with their values, and looks one up with owner and thinking flag', async () => {
+  it("lists the caller's keys with their values, and looks one up with owner and thinking flag", async () => {
     const created = await createProxyKey(owner.masterKey, { name: 'listed' });
     const list = await api('GET', '/v1/auth/proxy', { key: owner.masterKey });
     expect(list.status).toBe(200);
@@ -86,7 +86,7 @@ describe('proxy key administration', () => {
     expect(after.body).toMatchObject({ spend_window: null, expires_at: -1, name: 'renamed' });
   });
 
-  it('refuses an allocation above the daily limit with the spec\'s detail', async () => {
+  it("refuses an allocation above the daily limit with the spec's detail", async () => {
     const created = await createProxyKey(owner.masterKey);
     const update = await api('POST', '/v1/auth/proxy/update', {
       key: owner.masterKey,
@@ -128,7 +128,7 @@ describe('proxy key administration', () => {
     expect(lookup.status).toBe(404);
   });
 
-  it('deletes every proxy key of the account and none of another\'s', async () => {
+  it("deletes every proxy key of the account and none of another's", async () => {
     const account = createAccount('basic', '10');
     const other = createAccount('basic', '10');
     await createProxyKey(account.masterKey);
@@ -194,9 +194,7 @@ describe('proxy key administration', () => {
     it('a free account holds at most 10 proxy keys, even when created concurrently', async () => {
       const account = createAccount('free', '1');
       const results = await Promise.all(
-        Array.from({ length: 14 }, (_, i) =>
-          api('POST', '/v1/auth/proxy/create', { key: account.masterKey, body: { name: `k${i}`, allocated_ammount: 1 } }),
-        ),
+        Array.from({ length: 14 }, (_, i) => api('POST', '/v1/auth/proxy/create', { key: account.masterKey, body: { name: `k${i}`, allocated_ammount: 1 } })),
       );
       const statuses = results.map((result) => result.status).sort();
       expect(statuses.filter((status) => status === 201)).toHaveLength(10);

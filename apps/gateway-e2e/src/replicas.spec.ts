@@ -25,7 +25,10 @@ describe('key changes reach every edge replica', () => {
     expect((await api('GET', '/v1/auth/proxy', { key: account.masterKey, base: edgeB })).status).toBe(200);
     const regen = await api('GET', '/v1/auth/key/regen', { key: account.masterKey, base: edgeA });
     expect(regen.status).toBe(200);
-    const old = await eventually(() => api('GET', '/v1/auth/proxy', { key: account.masterKey, base: edgeB }), (r) => r.status !== 200);
+    const old = await eventually(
+      () => api('GET', '/v1/auth/proxy', { key: account.masterKey, base: edgeB }),
+      (r) => r.status !== 200,
+    );
     expect(old.status).toBe(401);
     expect((await api('GET', '/v1/auth/proxy', { key: regen.body.key, base: edgeB })).status).toBe(200);
   });
@@ -36,7 +39,14 @@ describe('key changes reach every edge replica', () => {
     const proxy = await createProxyKey(account.masterKey);
     expect((await validate(proxy.key, edgeB)).body).toEqual({ valid: true, message: 'Access granted' });
     await api('POST', '/v1/auth/proxy/toggle', { key: account.masterKey, body: { proxy_key: proxy.key }, base: edgeA });
-    expect((await eventually(() => validate(proxy.key, edgeB), (r) => !r.body.valid)).body).toEqual({ valid: false, message: 'Proxy key is inactive' });
+    expect(
+      (
+        await eventually(
+          () => validate(proxy.key, edgeB),
+          (r) => !r.body.valid,
+        )
+      ).body,
+    ).toEqual({ valid: false, message: 'Proxy key is inactive' });
   });
 
   it('remove through A: B refuses the key moments later', async () => {
@@ -45,7 +55,14 @@ describe('key changes reach every edge replica', () => {
     const proxy = await createProxyKey(account.masterKey);
     expect((await validate(proxy.key, edgeB)).status).toBe(200);
     await api('POST', '/v1/auth/proxy/remove', { key: account.masterKey, body: { proxy_key: proxy.key }, base: edgeA });
-    expect((await eventually(() => validate(proxy.key, edgeB), (r) => r.status !== 200)).status).toBe(401);
+    expect(
+      (
+        await eventually(
+          () => validate(proxy.key, edgeB),
+          (r) => r.status !== 200,
+        )
+      ).status,
+    ).toBe(401);
   });
 
   it('update through A: B applies the new whitelist moments later', async () => {
@@ -58,7 +75,14 @@ describe('key changes reach every edge replica', () => {
       body: { proxy_key: proxy.key, ip_whitelist: ['192.0.2.0/24'] },
       base: edgeA,
     });
-    expect((await eventually(() => validate(proxy.key, edgeB), (r) => !r.body.valid)).body).toEqual({ valid: false, message: 'IP address not in whitelist' });
+    expect(
+      (
+        await eventually(
+          () => validate(proxy.key, edgeB),
+          (r) => !r.body.valid,
+        )
+      ).body,
+    ).toEqual({ valid: false, message: 'IP address not in whitelist' });
   });
 
   it('delete all through B: A refuses every key of the account', async () => {
@@ -69,7 +93,21 @@ describe('key changes reach every edge replica', () => {
     expect((await validate(first.key, edgeA)).status).toBe(200);
     expect((await validate(second.key, edgeA)).status).toBe(200);
     await api('DELETE', '/v1/auth/proxy/delete', { key: account.masterKey, base: edgeB });
-    expect((await eventually(() => validate(first.key, edgeA), (r) => r.status !== 200)).status).toBe(401);
-    expect((await eventually(() => validate(second.key, edgeA), (r) => r.status !== 200)).status).toBe(401);
+    expect(
+      (
+        await eventually(
+          () => validate(first.key, edgeA),
+          (r) => r.status !== 200,
+        )
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await eventually(
+          () => validate(second.key, edgeA),
+          (r) => r.status !== 200,
+        )
+      ).status,
+    ).toBe(401);
   });
 });

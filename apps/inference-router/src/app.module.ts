@@ -1,12 +1,22 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { ClientsModule, Transport } from '@nestjs/microservices';
 import { healthSubject } from '@gateway/contracts';
-import { HealthController, healthRpcController, JETSTREAM_SERVERS, JetStreamConnection, READINESS_CHECKS, ReadinessCheck, splitList } from '@gateway/platform';
+import {
+  HealthController,
+  healthRpcController,
+  JETSTREAM_SERVERS,
+  JetStreamConnection,
+  READINESS_CHECKS,
+  ReadinessCheck,
+  splitList,
+  TracingNatsSerializer,
+} from '@gateway/platform';
 import { ModelCatalog } from '@gateway/catalog';
 import { DecisionController } from './decisions/decision.controller';
 import { DecisionEngine } from './decisions/decision-engine';
 import { DecisionService } from './decisions/decision.service';
 import { RouterMetrics } from './observability/router-metrics';
-import { ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS } from './providers/provider-adapters';
+import { assertCatalogServable, ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS } from './providers/provider-adapters';
 import { RouterEnv } from './router.env';
 import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
@@ -23,6 +33,9 @@ import { MediaCalls } from './media/media-call';
 import { MeteredCalls } from './metering/metered-calls';
 import { ModerationsController } from './moderations/moderations.controller';
 import { ModerationsService } from './moderations/moderations.service';
+import { STORE_CLIENT, STORE_TIMEOUT_MS, StoredResponsesClient } from './stored-responses/stored-responses.client';
+import { TokenCountingController } from './token-counting/token-counting.controller';
+import { TokenCountingService } from './token-counting/token-counting.service';
 
 /** Model catalog, provider adapters and format translation. */
 @Module({})
@@ -33,6 +46,15 @@ export class InferenceRouterModule {
     logger.log(`serving ${catalog.list().length} models from ${env.MODELS_CONFIG}`);
     return {
       module: InferenceRouterModule,
+      imports: [
+        ClientsModule.register([
+          {
+            name: STORE_CLIENT,
+            transport: Transport.NATS,
+            options: { servers: splitList(env.NATS_URL), name: 'inference-router', serializer: new TracingNatsSerializer() },
+          },
+        ]),
+      ],
       controllers: [
         TextGenerationController,
         DecisionController,
@@ -41,6 +63,7 @@ export class InferenceRouterModule {
         EmbeddingsController,
         ModerationsController,
         ImagesController,
+        TokenCountingController,
       ],
       providers: [
         { provide: ModelCatalog, useValue: catalog },
@@ -48,7 +71,14 @@ export class InferenceRouterModule {
         { provide: RETRY_POLICY, useValue: { attemptsPerRoute: env.UPSTREAM_ATTEMPTS, baseDelayMs: env.UPSTREAM_RETRY_BASE_MS } },
         { provide: SIMULATOR_TOKEN_DELAY_MS, useValue: env.SIMULATOR_TOKEN_DELAY_MS },
         ProviderAdapters,
-        { provide: PROVIDER_ADAPTERS, inject: [ProviderAdapters], useFactory: (adapters: ProviderAdapters) => adapters.byName },
+        {
+          provide: PROVIDER_ADAPTERS,
+          inject: [ProviderAdapters],
+          useFactory: (adapters: ProviderAdapters) => {
+            assertCatalogServable(catalog, adapters.byName);
+            return adapters.byName;
+          },
+        },
         {
           provide: READINESS_CHECKS,
           inject: [JetStreamConnection],
@@ -60,6 +90,8 @@ export class InferenceRouterModule {
         InflightRequests,
         CancelListener,
         UpstreamCaller,
+        { provide: STORE_TIMEOUT_MS, useValue: env.STORE_TIMEOUT_MS },
+        StoredResponsesClient,
         TextGenerationService,
         DecisionEngine,
         DecisionService,
@@ -69,6 +101,7 @@ export class InferenceRouterModule {
         EmbeddingsService,
         ModerationsService,
         ImagesService,
+        TokenCountingService,
       ],
     };
   }

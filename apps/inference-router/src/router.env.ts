@@ -24,4 +24,10 @@ export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
   @Min(0)
   @Max(10_000)
   SIMULATOR_TOKEN_DELAY_MS: number = 0;
+
+  /** Bound on each call to the stored-responses store (account-service) for `previous_response_id`, `item_reference` and `store`. */
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  STORE_TIMEOUT_MS: number = 5_000;
 }

@@ -24,13 +24,9 @@ export class KeyServiceModule {
       module: KeyServiceModule,
       imports: [
         PrismaModule.forRoot(env.DATABASE_URL),
-        ClientsModule.register([
-          { name: NATS_CLIENT, transport: Transport.NATS, options: { servers: splitList(env.NATS_URL), name: 'key-service' } },
-        ]),
+        ClientsModule.register([{ name: NATS_CLIENT, transport: Transport.NATS, options: { servers: splitList(env.NATS_URL), name: 'key-service' } }]),
       ],
-      controllers: withTransports
-        ? [KeysController, ProxyKeysController, HealthController, healthRpcController(healthSubject('key-service'))]
-        : [],
+      controllers: withTransports ? [KeysController, ProxyKeysController, HealthController, healthRpcController(healthSubject('key-service'))] : [],
       providers: [
         { provide: ENCRYPTION_KEY, useValue: decodeEncryptionKey(env.KEY_ENCRYPTION_KEY) },
         { provide: PLAN_DAILY_LIMITS, useValue: parsePlanAmounts(env.PLAN_DAILY_LIMITS) },

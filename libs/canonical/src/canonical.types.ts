@@ -60,6 +60,24 @@ export interface ReasoningOptions {
   exclude: boolean;
 }
 
+/**
+ * Structured output: the reply's text must be JSON (`json_object`), valid against `schema` as well
+ * (`json_schema`). Chat `response_format`, responses `text.format` and messages
+ * `output_config.format` all parse into it; plain text is the absence of a format.
+ */
+export type ResponseFormat =
+  | {
+      type: 'json_schema';
+      /** The client's name for the schema (chat and responses require one; messages have none). */
+      name?: string;
+      description?: string;
+      schema: Record<string, unknown>;
+      strict?: boolean;
+      /** The client field it came from (`response_format`, `text.format`, `output_config.format`), named by a 400. */
+      param: string;
+    }
+  | { type: 'json_object'; param: string };
+
 export interface CanonicalRequest {
   /** Public model id from the catalog, without modifiers such as `:reasoning-exclude`. */
   model: string;
@@ -83,14 +101,20 @@ export interface CanonicalRequest {
   topLogprobs?: number;
   /** Opaque end-user id for abuse tracking (chat `user`, messages `metadata.user_id`). */
   user?: string;
+  /** Absent: plain text. */
+  responseFormat?: ResponseFormat;
 }
 
 export interface Usage {
+  /** Every input token, cache reads and writes included (as OpenAI's `prompt_tokens`, unlike Anthropic's `input_tokens`). */
   inputTokens: number;
   /** Includes reasoning tokens, which are billed as output. */
   outputTokens: number;
   reasoningTokens?: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache. */
   cachedInputTokens?: number;
+  /** Of `inputTokens`, those written to the provider's prompt cache (Anthropic's `cache_creation_input_tokens`). */
+  cacheWriteTokens?: number;
 }
 
 export interface TokenLogprob {
@@ -118,7 +142,11 @@ export interface CanonicalResponse {
 
 /** What an adapter's stream yields, in order: start, deltas, finish, usage. */
 export type CanonicalStreamEvent =
-  | { type: 'start'; id: string; model: string; created: number }
+  /**
+   * `usage`: the input usage when it is known as the stream starts (Anthropic's `message_start`),
+   * so a client format can show it up front and a stream cut short is billed what the upstream reported.
+   */
+  | { type: 'start'; id: string; model: string; created: number; usage?: Usage }
   | { type: 'reasoning_delta'; text: string }
   | { type: 'reasoning_signature'; signature: string }
   | { type: 'text_delta'; text: string; logprobs?: TokenLogprob[] }

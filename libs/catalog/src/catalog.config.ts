@@ -16,12 +16,17 @@ import {
   ValidateNested,
 } from 'class-validator';
 
-export const ADAPTERS = ['openai', 'anthropic', 'simulator'] as const;
-export type AdapterName = (typeof ADAPTERS)[number];
+/**
+ * The catalog takes any well-formed adapter name: which names exist is the router's registry
+ * (`providers/provider-adapters.ts`), which refuses unknown ones at startup, so a new provider is
+ * its folder plus one registry line.
+ */
+export const ADAPTER_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+export type AdapterName = string;
 
 /** One upstream a model can be served from; routes are tried in order (fallbacks). */
 export class RouteConfig {
-  @IsIn(ADAPTERS)
+  @Matches(ADAPTER_NAME, { message: 'adapter must be a provider name (lowercase letters, digits and dashes)' })
   adapter: AdapterName;
 
   @IsOptional()
@@ -39,6 +44,14 @@ export class RouteConfig {
   @IsOptional()
   @IsObject()
   options?: Record<string, unknown>;
+
+  /**
+   * anthropic routes: the upstream model takes Anthropic's own structured-output field
+   * (`output_config.format`). Without it a JSON schema is asked for as a forced tool call.
+   */
+  @IsOptional()
+  @IsBoolean()
+  structured_outputs?: boolean;
 }
 
 export class PricingConfig {
@@ -51,6 +64,18 @@ export class PricingConfig {
   @IsNumber()
   @Min(0)
   output: number;
+
+  /** Credits per million input tokens read from the provider's prompt cache; the input price when absent. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  cache_read?: number;
+
+  /** Credits per million input tokens written to the provider's prompt cache; the input price when absent. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  cache_write?: number;
 
   /** Credits per generated item (an image, a video), for media models; added to any token cost. */
   @IsOptional()

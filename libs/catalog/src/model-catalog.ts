@@ -33,8 +33,20 @@ function describe(errors: ValidationError[], path: string, models: unknown[]): s
 function toEntry(model: ModelConfig): ModelEntry {
   const entry: ModelEntry = { id: model.id, object: 'model' };
   const fields = [
-    'name', 'description', 'owned_by', 'created', 'tokens', 'pricing', 'endpoints', 'premium_model',
-    'voices', 'sizes', 'qualities', 'tags', 'styles', 'metadata',
+    'name',
+    'description',
+    'owned_by',
+    'created',
+    'tokens',
+    'pricing',
+    'endpoints',
+    'premium_model',
+    'voices',
+    'sizes',
+    'qualities',
+    'tags',
+    'styles',
+    'metadata',
   ] as const;
   for (const field of fields) {
     const value = model[field];
@@ -98,20 +110,25 @@ export class ModelCatalog {
       seen.add(model.id);
       const routes: ResolvedRoute[] = [];
       for (const route of model.routes) {
-        if (route.adapter !== 'simulator' && !route.base_url) {
-          throw new CatalogError(`${source} is invalid: model ${model.id}: a ${route.adapter} route needs base_url`);
-        }
         if (requireCredentials && route.api_key_env && !env[route.api_key_env]) continue;
         routes.push({ ...route, apiKey: route.api_key_env ? env[route.api_key_env] : undefined });
       }
       if (routes.length === 0) {
-        const missing = model.routes.map((route) => route.api_key_env).filter(Boolean).join(', ');
+        const missing = model.routes
+          .map((route) => route.api_key_env)
+          .filter(Boolean)
+          .join(', ');
         onDropped(`model ${model.id} left out of the catalog: no credentials (set ${missing})`);
         continue;
       }
       models.push({ config: model, routes, entry: toEntry(model) });
     }
     return new ModelCatalog(models);
+  }
+
+  /** Every model served, in catalog order. */
+  all(): CatalogModel[] {
+    return [...this.models.values()];
   }
 
   get(id: string): CatalogModel | undefined {

@@ -3,6 +3,17 @@ import type { ParsedClientRequest, ParseOptions } from './common/parse-common';
 import type { RenderContext } from './common/render-common';
 import type { StreamEncoder } from './common/stream-encoder';
 import type { WireError } from './common/wire-error';
+import type { ResolvedRequest, StoredConversation, StoredReferences } from './responses/stored-state';
+
+/** A format whose API keeps replies server-side (responses): how a request refers to them. */
+export interface StoredStateRules {
+  /** The id the reply gets (and is stored under), from the gateway's unique request id. */
+  responseId(requestId: string): string;
+  /** What the body refers to in the store; throws a `DomainError` naming a malformed reference. */
+  references(body: unknown): StoredReferences;
+  /** The body with the references replaced by what they name (a missing item is a 404), and the input items to store. */
+  resolve(body: unknown, previous: StoredConversation | undefined, items: Record<string, Record<string, unknown>>, requestId: string): ResolvedRequest;
+}
 
 /**
  * One client wire format (chat completions, responses, messages): the client-side mirror of the
@@ -23,4 +34,6 @@ export interface ClientFormat {
    * responses stream's numbering; an encoder's own `error()` does that by itself.
    */
   streamErrorFrame(error: WireError, requestId?: string, sequenceNumber?: number): string;
+  /** Present for formats with stored responses; the router resolves references before `parse` and stores replies. */
+  storedState?: StoredStateRules;
 }

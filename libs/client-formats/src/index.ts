@@ -1,4 +1,5 @@
-export type { ClientFormat } from './client-format';
+export type { ClientFormat, StoredStateRules } from './client-format';
+export type { StoredConversation, StoredReferences, ResolvedRequest } from './responses/stored-state';
 export { CLIENT_FORMATS, clientFormat } from './registry';
 export { chatFormat } from './chat';
 export { responsesFormat } from './responses';

@@ -66,7 +66,13 @@ describe('parseClientRequest: chat', () => {
       ],
     });
     expect(request.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', url: 'https://x/y.png' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image', url: 'https://x/y.png' },
+        ],
+      },
       {
         role: 'assistant',
         content: [{ type: 'thinking', text: 'Look it up.' }],
@@ -86,7 +92,10 @@ describe('parseClientRequest: chat', () => {
       frequency_penalty: -1,
       presence_penalty: 2,
       stop: 'END',
-      tools: [{ type: 'function', function: { name: 'f', description: 'does f', parameters: { type: 'object' } } }, { type: 'function', function: { name: 'g' } }],
+      tools: [
+        { type: 'function', function: { name: 'f', description: 'does f', parameters: { type: 'object' } } },
+        { type: 'function', function: { name: 'g' } },
+      ],
       tool_choice: { type: 'function', function: { name: 'f' } },
       stream: true,
       stream_options: { include_usage: true },
@@ -151,10 +160,18 @@ describe('parseClientRequest: chat', () => {
     [{ model: 5 }, 'model', 'model: must be a string, got a number'],
     [{ model: undefined }, 'model', 'model: is required'],
     [{ messages: [] }, 'messages', 'messages: must not be empty'],
-    [{ messages: [{ role: 'robot', content: 'x' }] }, 'messages.0.role', "messages.0.role: must be one of 'system', 'developer', 'user', 'assistant', 'tool', got 'robot'"],
+    [
+      { messages: [{ role: 'robot', content: 'x' }] },
+      'messages.0.role',
+      "messages.0.role: must be one of 'system', 'developer', 'user', 'assistant', 'tool', got 'robot'",
+    ],
     [{ messages: [{ role: 'user', content: [{ type: 'input_audio' }] }] }, 'messages.0.content.0.type', undefined],
     [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages.0.tool_call_id', 'messages.0.tool_call_id: is required'],
-    [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', function: { name: 'f', arguments: {} } }] }] }, 'messages.0.tool_calls.0.function.arguments', undefined],
+    [
+      { messages: [{ role: 'assistant', tool_calls: [{ id: 'c', function: { name: 'f', arguments: {} } }] }] },
+      'messages.0.tool_calls.0.function.arguments',
+      undefined,
+    ],
     [{ temperature: 3 }, 'temperature', 'temperature: must be at most 2, got 3'],
     [{ top_p: '1' }, 'top_p', 'top_p: must be a number, got a string'],
     [{ max_tokens: 0 }, 'max_tokens', 'max_tokens: must be at least 1, got 0'],
@@ -197,19 +214,39 @@ describe('parseClientRequest: responses', () => {
     const { request } = responses({
       input: [
         { role: 'developer', content: 'Use tools.' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAA' }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Weather?' },
+            { type: 'input_image', image_url: 'data:image/png;base64,AAA' },
+          ],
+        },
         { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Call the tool.' }] },
         { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.', annotations: [] }] },
         { type: 'function_call', call_id: 'c1', name: 'weather', arguments: '{}' },
         { type: 'function_call', call_id: 'c2', name: 'time', arguments: '{}' },
         { type: 'function_call_output', call_id: 'c1', output: 'sunny' },
-        { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_text', text: 'noon' }, { type: 'input_image', image_url: 'https://x/clock.png' }] },
+        {
+          type: 'function_call_output',
+          call_id: 'c2',
+          output: [
+            { type: 'input_text', text: 'noon' },
+            { type: 'input_image', image_url: 'https://x/clock.png' },
+          ],
+        },
         { role: 'user', content: 'Thanks' },
       ],
     });
     expect(request.system).toBe('Use tools.');
     expect(request.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image', url: 'data:image/png;base64,AAA' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather?' },
+          { type: 'image', url: 'data:image/png;base64,AAA' },
+        ],
+      },
       {
         role: 'assistant',
         content: [
@@ -224,7 +261,13 @@ describe('parseClientRequest: responses', () => {
       { role: 'tool', toolCallId: 'c1', content: 'sunny' },
       { role: 'tool', toolCallId: 'c2', content: 'noon' },
       // The tool's image cannot ride in a text tool result: it joins the next user turn.
-      { role: 'user', content: [{ type: 'image', url: 'https://x/clock.png' }, { type: 'text', text: 'Thanks' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'image', url: 'https://x/clock.png' },
+          { type: 'text', text: 'Thanks' },
+        ],
+      },
     ]);
   });
 
@@ -286,7 +329,8 @@ describe('parseClientRequest: responses', () => {
     [{ tool_choice: { type: 'function' } }, 'tool_choice.name'],
     [{ reasoning: { effort: 'max-ish' } }, 'reasoning.effort'],
     [{ metadata: { n: 1 } }, 'metadata.n'],
-    [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
+    [{ previous_response_id: 7 }, 'previous_response_id'],
+    [{ store: 'yes' }, 'store'],
   ])('rejects %j at %s', (body, param) => {
     const error = rejection('responses', { model: 'm', input: 'hi', ...body });
     expect(error.param).toBe(param);
@@ -333,13 +377,27 @@ describe('parseClientRequest: messages', () => {
         {
           role: 'user',
           content: [
-            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'found' }, { type: 'image', source: { type: 'url', url: 'https://x/r.png' } }], is_error: true },
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [
+                { type: 'text', text: 'found' },
+                { type: 'image', source: { type: 'url', url: 'https://x/r.png' } },
+              ],
+              is_error: true,
+            },
             { type: 'text', text: 'And?' },
             { type: 'tool_addition', tool: { name: 'x' } },
           ],
         },
         { role: 'system', content: 'Be brief now.' },
-        { role: 'user', content: [{ type: 'mid_conv_system', content: [{ type: 'text', text: 'Extra rule.' }] }, { type: 'text', text: 'ok' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'mid_conv_system', content: [{ type: 'text', text: 'Extra rule.' }] },
+            { type: 'text', text: 'ok' },
+          ],
+        },
       ],
     });
     expect(request.system).toBe('You are helpful.\n\nUse tools.');
@@ -362,7 +420,13 @@ describe('parseClientRequest: messages', () => {
         toolCalls: [{ id: 'toolu_1', name: 'lookup', arguments: '{"q":"y"}' }],
       },
       { role: 'tool', toolCallId: 'toolu_1', content: 'found', isError: true },
-      { role: 'user', content: [{ type: 'image', url: 'https://x/r.png' }, { type: 'text', text: 'And?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'image', url: 'https://x/r.png' },
+          { type: 'text', text: 'And?' },
+        ],
+      },
       { role: 'system', content: 'Be brief now.' },
       { role: 'system', content: 'Extra rule.' },
       { role: 'user', content: [{ type: 'text', text: 'ok' }] },
@@ -412,7 +476,13 @@ describe('parseClientRequest: messages', () => {
   });
 
   it('rejects a system message in first place with the prescribed message', () => {
-    const error = rejection('messages', { model: 'm', messages: [{ role: 'system', content: 'x' }, { role: 'user', content: 'hi' }] });
+    const error = rejection('messages', {
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'x' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect(error.message).toBe('messages.0: a system role may not be the first message; use the top-level system field');
     expect(error.param).toBe('messages.0.role');
   });
@@ -423,7 +493,10 @@ describe('parseClientRequest: messages', () => {
     [{ messages: [{ role: 'user' }] }, 'messages.0.content'],
     [{ messages: [{ role: 'user', content: [{ type: 'video' }] }] }, 'messages.0.content.0.type'],
     [{ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }, 'messages.0.content.0.source.type'],
-    [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } }] }] }, 'messages.0.content.0.source.type'],
+    [
+      { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } }] }] },
+      'messages.0.content.0.source.type',
+    ],
     [{ messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] }, 'messages.0.content.0.tool_use_id'],
     [{ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: 'x' }] }] }, 'messages.0.content.0.input'],
     [{ max_tokens: 0 }, 'max_tokens'],

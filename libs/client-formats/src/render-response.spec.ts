@@ -82,7 +82,15 @@ describe('renderResponse: responses', () => {
   it('renders reasoning, message and function call items with the request echoed', () => {
     const ctx = context(
       { metadata: { trace: 't' } },
-      { system: 'Be brief.', maxTokens: 99, temperature: 0.3, topP: 0.8, toolChoice: { name: 'f' }, tools: [{ name: 'f', parameters: { type: 'object' } }], reasoning: { enabled: true, effort: 'low', exclude: false } },
+      {
+        system: 'Be brief.',
+        maxTokens: 99,
+        temperature: 0.3,
+        topP: 0.8,
+        toolChoice: { name: 'f' },
+        tools: [{ name: 'f', parameters: { type: 'object' } }],
+        reasoning: { enabled: true, effort: 'low', exclude: false },
+      },
     );
     expect(renderResponse('responses', full, ctx)).toEqual({
       id: 'resp_gen-1',
@@ -147,7 +155,8 @@ describe('renderResponse: messages', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 20 },
+      // 4 of the 10 input tokens were cache reads: Anthropic counts them apart from input_tokens.
+      usage: { input_tokens: 6, output_tokens: 20, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 },
     });
   });
 

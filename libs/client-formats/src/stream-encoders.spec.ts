@@ -64,7 +64,12 @@ describe('chat stream encoder', () => {
 
 describe('responses stream encoder', () => {
   it('names every event in both the event line and the type field, numbered in order', () => {
-    const frames = parseFrames(encodeAll(createStreamEncoder('responses', context()), eventsFor(response({ reasoning: 'r', toolCalls: [{ id: 'c', name: 'f', arguments: '{}' }], stopReason: 'tool_calls' }))));
+    const frames = parseFrames(
+      encodeAll(
+        createStreamEncoder('responses', context()),
+        eventsFor(response({ reasoning: 'r', toolCalls: [{ id: 'c', name: 'f', arguments: '{}' }], stopReason: 'tool_calls' })),
+      ),
+    );
     for (const [i, frame] of frames.entries()) {
       expect(frame.data.type).toBe(frame.event);
       expect(frame.data.sequence_number).toBe(i);
@@ -129,7 +134,9 @@ describe('responses stream encoder', () => {
 
 describe('messages stream encoder', () => {
   it('sends message_start and ping, then blocks, then message_delta and message_stop', () => {
-    const frames = parseFrames(encodeAll(createStreamEncoder('messages', context()), [start, { type: 'text_delta', text: 'Hi' }, { type: 'finish', stopReason: 'stop' }, usage]));
+    const frames = parseFrames(
+      encodeAll(createStreamEncoder('messages', context()), [start, { type: 'text_delta', text: 'Hi' }, { type: 'finish', stopReason: 'stop' }, usage]),
+    );
     expect(frames.map((f) => f.event)).toEqual([
       'message_start',
       'ping',
@@ -148,13 +155,21 @@ describe('messages stream encoder', () => {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0 },
+      usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
     });
     expect(frames[5].data).toEqual({
       type: 'message_delta',
       delta: { stop_reason: 'end_turn', stop_sequence: null },
-      usage: { input_tokens: 3, output_tokens: 4 },
+      usage: { input_tokens: 3, output_tokens: 4, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
     });
+  });
+
+  it("puts the start's input usage in message_start, cache reads and writes apart from input_tokens (as Anthropic counts them)", () => {
+    const started = { ...start, usage: { inputTokens: 2345, outputTokens: 1, cachedInputTokens: 2000, cacheWriteTokens: 300 } };
+    const frames = parseFrames(
+      encodeAll(createStreamEncoder('messages', context()), [started, { type: 'text_delta', text: 'Hi' }, { type: 'finish', stopReason: 'stop' }]),
+    );
+    expect(frames[0].data.message.usage).toEqual({ input_tokens: 45, output_tokens: 1, cache_read_input_tokens: 2000, cache_creation_input_tokens: 300 });
   });
 
   it('holds message_delta until usage arrives, or until finish()', () => {

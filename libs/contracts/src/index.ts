@@ -13,6 +13,7 @@ export * from './streams';
 export * from './inference/text-generation.messages';
 export * from './inference/usage.events';
 export * from './accounts/account.messages';
+export * from './accounts/stored-responses.messages';
 export * from './spend-window';
 export * from './inference/media.messages';
 export * from './video/video.jobs';

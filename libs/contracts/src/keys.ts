@@ -7,9 +7,7 @@ export const KeyPrefixes = {
 
 export type KeyType = keyof typeof KeyPrefixes;
 
-const byLongestPrefix = (Object.entries(KeyPrefixes) as [KeyType, string][]).sort(
-  (a, b) => b[1].length - a[1].length,
-);
+const byLongestPrefix = (Object.entries(KeyPrefixes) as [KeyType, string][]).sort((a, b) => b[1].length - a[1].length);
 
 export function classifyKey(value: string): KeyType | null {
   for (const [type, prefix] of byLongestPrefix) {

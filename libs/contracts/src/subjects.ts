@@ -18,6 +18,12 @@ export const Subjects = {
   accountLogs: 'accounts.logs',
   /** Credits and a proxy key's spend, to prime the edge's Redis budget when it has none. */
   accountBudget: 'accounts.budget',
+  /** Stored Responses-API responses (account-service keeps them; the router writes and resolves, the edge reads). */
+  responsesSave: 'responses.save',
+  responsesGet: 'responses.get',
+  responsesDelete: 'responses.delete',
+  responsesInputItems: 'responses.input-items',
+  responsesItems: 'responses.items',
   inferenceText: 'inference.text',
   inferenceModels: 'inference.models',
   inferenceDecide: 'inference.decide',
@@ -26,6 +32,8 @@ export const Subjects = {
   inferenceEmbeddings: 'inference.embeddings',
   inferenceModerations: 'inference.moderations',
   inferenceImages: 'inference.images',
+  /** Input tokens of a text-generation body (`/messages/count_tokens`, `/responses/input_tokens`): one `json` TextFrame. */
+  inferenceCountTokens: 'inference.count-tokens',
 } as const;
 
 export type Subject = (typeof Subjects)[keyof typeof Subjects];
@@ -33,14 +41,7 @@ export type Subject = (typeof Subjects)[keyof typeof Subjects];
 /** Each service answers `health.<service>` so the edge's readiness can prove the hop works. */
 export const healthSubject = (service: ServiceName): string => `health.${service}`;
 
-export const ServiceNames = [
-  'edge-gateway',
-  'inference-router',
-  'key-service',
-  'account-service',
-  'metering-service',
-  'video-worker',
-] as const;
+export const ServiceNames = ['edge-gateway', 'inference-router', 'key-service', 'account-service', 'metering-service', 'video-worker'] as const;
 export type ServiceName = (typeof ServiceNames)[number];
 
 /** Queue groups spread requests over the replicas of one service. */

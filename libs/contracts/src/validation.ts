@@ -47,8 +47,7 @@ export function IsExpiry(options?: ValidationOptions): PropertyDecorator {
         ...options,
       },
       validator: {
-        validate: (value: unknown) =>
-          Number.isSafeInteger(value) && (value === -1 || (value as number) > Math.floor(Date.now() / 1000)),
+        validate: (value: unknown) => Number.isSafeInteger(value) && (value === -1 || (value as number) > Math.floor(Date.now() / 1000)),
       },
     });
 }

@@ -25,10 +25,7 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 )`;
 
 export function defaultMigrationsDir(): string {
-  const candidates = [
-    join(__dirname, '..', 'prisma', 'migrations'),
-    join(process.cwd(), 'libs', 'db', 'prisma', 'migrations'),
-  ];
+  const candidates = [join(__dirname, '..', 'prisma', 'migrations'), join(process.cwd(), 'libs', 'db', 'prisma', 'migrations')];
   const found = candidates.find((dir) => existsSync(dir));
   if (!found) throw new Error(`migrations folder not found (looked in ${candidates.join(', ')})`);
   return found;

@@ -13,9 +13,7 @@ export const BALANCE_TTL_S = 60;
 export const NANO_PER_CREDIT = 1_000_000_000;
 
 export type ReserveResult =
-  | { ok: true }
-  | { ok: false; reason: 'credits' | 'allocation'; available: number }
-  | { ok: false; reason: 'cold-balance' | 'cold-allocation' };
+  { ok: true } | { ok: false; reason: 'credits' | 'allocation'; available: number } | { ok: false; reason: 'cold-balance' | 'cold-allocation' };
 
 export interface ReserveRequest {
   accountId: string;

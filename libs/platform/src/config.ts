@@ -6,9 +6,7 @@ import { ValidationError, ValidatorConstraint, ValidatorConstraintInterface, val
 export class InvalidEnvironmentError extends Error {}
 
 function describe(errors: ValidationError[]): string[] {
-  return errors.flatMap((error) =>
-    Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message}`),
-  );
+  return errors.flatMap((error) => Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message}`));
 }
 
 /**

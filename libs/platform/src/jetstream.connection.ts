@@ -52,18 +52,20 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
       await manager.streams.info(UsageStream.name);
     } catch {
       // Two services may race to create it; the loser's add fails with "already in use" and that's fine.
-      await manager.streams.add({
-        name: UsageStream.name,
-        subjects: [...UsageStream.subjects],
-        retention: RetentionPolicy.Limits,
-        storage: StorageType.File,
-        duplicate_window: 2 * 60 * 1_000_000_000,
-      }).then(
-        () => this.logger.log(`created JetStream stream ${UsageStream.name}`),
-        async (error: Error) => {
-          await manager.streams.info(UsageStream.name).catch(() => Promise.reject(error));
-        },
-      );
+      await manager.streams
+        .add({
+          name: UsageStream.name,
+          subjects: [...UsageStream.subjects],
+          retention: RetentionPolicy.Limits,
+          storage: StorageType.File,
+          duplicate_window: 2 * 60 * 1_000_000_000,
+        })
+        .then(
+          () => this.logger.log(`created JetStream stream ${UsageStream.name}`),
+          async (error: Error) => {
+            await manager.streams.info(UsageStream.name).catch(() => Promise.reject(error));
+          },
+        );
     }
   }
 }

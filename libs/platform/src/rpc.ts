@@ -38,7 +38,6 @@ export class DtoValidationPipe extends ValidationPipe {
 
 const PRIMITIVES = new Set<unknown>([String, Boolean, Number, Array, Object]);
 
-
 /**
  * Every failure leaves a message handler as a DomainErrorPayload. Unexpected errors are logged here
  * and cross the wire without their message or stack.

@@ -6,13 +6,20 @@ const exact = (text: string) => encode(text, { disallowedSpecial: new Set<string
 
 describe('bounded token counting', () => {
   it('is exact for ordinary text, JSON and code', () => {
-    for (const text of ['The quick brown fox jumps over the lazy dog. '.repeat(50), '{"city":"Paris","days":3,"unit":"celsius"}', 'const x = f(a, b) => a + b; // sum']) {
+    for (const text of [
+      'The quick brown fox jumps over the lazy dog. '.repeat(50),
+      '{"city":"Paris","days":3,"unit":"celsius"}',
+      'const x = f(a, b) => a + b; // sum',
+    ]) {
       expect(countTextTokens(text)).toBe(exact(text));
     }
   });
 
   it('never counts fewer tokens than the encoder (property: long runs, CJK, whitespace mixed in)', () => {
-    const piece = fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('x', '.', ' ', '\u4e00', '\n', '7').chain((c) => fc.integer({ min: 1, max: 200 }).map((n) => c.repeat(n))));
+    const piece = fc.oneof(
+      fc.string({ maxLength: 20 }),
+      fc.constantFrom('x', '.', ' ', '\u4e00', '\n', '7').chain((c) => fc.integer({ min: 1, max: 200 }).map((n) => c.repeat(n))),
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
         const text = pieces.join('');

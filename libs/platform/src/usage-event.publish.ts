@@ -11,11 +11,7 @@ const RETRY_DELAYS_MS = [100, 500, 2000, 5000];
  * duplicate publish (and the ledger a duplicate request id), so retrying after an unclear failure —
  * or a job run twice after a crash — cannot double-charge. Throws after the last retry.
  */
-export async function publishUsageEvent(
-  jetstream: Pick<JetStreamClient, 'publish'>,
-  event: UsageRecordedEvent,
-  logger: Pick<Logger, 'error'>,
-): Promise<void> {
+export async function publishUsageEvent(jetstream: Pick<JetStreamClient, 'publish'>, event: UsageRecordedEvent, logger: Pick<Logger, 'error'>): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       // The trace context travels with the event: metering's ledger write joins the request's trace.

@@ -92,7 +92,16 @@ describe('S3ObjectStore against an S3-compatible server', () => {
   });
 
   it('surfaces other failures (a wrong endpoint) as errors, not as a missing object', async () => {
-    const broken = new S3ObjectStore(new S3Client({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }), 'media');
+    const broken = new S3ObjectStore(
+      new S3Client({
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:1',
+        forcePathStyle: true,
+        maxAttempts: 1,
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      }),
+      'media',
+    );
     await expect(broken.get('images/a.png')).rejects.toThrow();
   });
 });

@@ -183,7 +183,9 @@ async function ensurePostgresLogin(databaseUrl) {
 
 async function ensureJetStream(natsUrl) {
   const { connect } = require('nats');
-  const connection = await connect({ servers: natsUrl.split(','), timeout: 3000 });
+  const connection = await connect({ servers: natsUrl.split(','), timeout: 3000 }).catch((error) => {
+    throw new Error(`NATS at ${natsUrl} does not answer (${error.code ?? error.message})`);
+  });
   try {
     await connection.jetstreamManager();
   } catch {

@@ -1,14 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import {
-  AccountBudget,
-  AccountBudgetRequest,
-  AccountLogsRequest,
-  AccountSummaryRequest,
-  LogsPage,
-  Subjects,
-  UsageSummary,
-} from '@gateway/contracts';
+import { AccountBudget, AccountBudgetRequest, AccountLogsRequest, AccountSummaryRequest, LogsPage, Subjects, UsageSummary } from '@gateway/contracts';
 import { UsageService } from './usage.service';
 
 @Controller()

@@ -12,11 +12,14 @@ export interface LogRow {
   ip: string;
   input_tokens: number | null;
   output_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
 }
 
 export interface LogFilter {
   accountId: string;
   keyId?: string;
+  requestId?: string;
   model?: string;
   route?: string;
   status?: string;
@@ -72,6 +75,7 @@ export class UsageRepository {
   logs(filter: LogFilter): Promise<LogRow[]> {
     const conditions: Prisma.Sql[] = [Prisma.sql`account_id = ${filter.accountId}`];
     if (filter.keyId) conditions.push(Prisma.sql`key_id = ${filter.keyId}`);
+    if (filter.requestId) conditions.push(Prisma.sql`request_id = ${filter.requestId}`);
     if (filter.model) conditions.push(Prisma.sql`model = ${filter.model}`);
     if (filter.route) conditions.push(Prisma.sql`route = ${filter.route}`);
     if (filter.status) conditions.push(Prisma.sql`status = ${filter.status}::"UsageStatus"`);
@@ -81,7 +85,8 @@ export class UsageRepository {
       conditions.push(Prisma.sql`(created_at, request_id) < (${filter.after.createdAt}, ${filter.after.requestId})`);
     }
     return this.prisma.$queryRaw<LogRow[]>`
-      SELECT request_id, masked_key, model, route, credits, created_at, status, ip, input_tokens, output_tokens
+      SELECT request_id, masked_key, model, route, credits, created_at, status, ip, input_tokens, output_tokens,
+             cache_read_tokens, cache_write_tokens
       FROM usage_logs WHERE ${Prisma.join(conditions, ' AND ')}
       ORDER BY created_at DESC, request_id DESC
       LIMIT ${filter.limit}`;

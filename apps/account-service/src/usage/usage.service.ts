@@ -4,6 +4,7 @@ import {
   AccountBudgetRequest,
   AccountLogsRequest,
   AccountSummaryRequest,
+  CACHE_TOKEN_ROUTES,
   ErrorCode,
   LOGS_DEFAULT_LIMIT,
   LogEntry,
@@ -38,6 +39,7 @@ function decodeCursor(cursor: string): Cursor {
 
 function toEntry(row: LogRow): LogEntry {
   const entry: LogEntry = {
+    request_id: row.request_id,
     key: row.masked_key,
     model: row.model,
     route: row.route,
@@ -49,6 +51,10 @@ function toEntry(row: LogRow): LogEntry {
   if (TOKEN_ROUTES.has(row.route)) {
     entry.input_tokens = row.input_tokens ?? 0;
     entry.output_tokens = row.output_tokens ?? 0;
+  }
+  if (CACHE_TOKEN_ROUTES.has(row.route)) {
+    entry.cache_read_input_tokens = row.cache_read_tokens ?? 0;
+    entry.cache_creation_input_tokens = row.cache_write_tokens ?? 0;
   }
   return entry;
 }
@@ -94,6 +100,7 @@ export class UsageService {
     const rows = await this.usage.logs({
       accountId: request.accountId,
       keyId: request.keyId,
+      requestId: request.request_id,
       model: request.model,
       route: request.route,
       status: request.status,

@@ -29,17 +29,14 @@ export class AccountController {
   @Get('logs')
   @ApiOperation({
     summary: 'Request logs, newest first',
-    description: "Master keys see the account's requests; proxy and DevPass keys only their own.",
+    description:
+      "Master keys see the account's requests; proxy and DevPass keys only their own. `request_id` (a response's `x-request-id`) selects that one request.",
   })
   @ApiOkResponse({
     type: [LogEntrySchema],
     headers: { 'x-next-cursor': { description: 'Present when more entries follow: pass it as `cursor`.', schema: { type: 'string' } } },
   })
-  async logs(
-    @CurrentPrincipal() principal: Principal,
-    @Query() query: LogsQuery,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<LogEntry[]> {
+  async logs(@CurrentPrincipal() principal: Principal, @Query() query: LogsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<LogEntry[]> {
     const request: AccountLogsRequest = {
       ...query,
       accountId: principal.accountId,

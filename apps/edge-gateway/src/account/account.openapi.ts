@@ -41,6 +41,12 @@ export class UsageSummarySchema implements UsageSummary {
 
 @ApiSchema({ name: 'LogEntry' })
 export class LogEntrySchema implements LogEntry {
+  @ApiProperty({
+    description: "The gateway's request id: the `x-request-id` header the request was answered with.",
+    example: 'req_0f3c9a1b2c3d4e5f60718293a4b5c6d7',
+  })
+  request_id: string;
+
   @ApiProperty({ description: 'The key used, masked (prefix and last 4 characters).', example: 'ek-...a1b2' })
   key: string;
 
@@ -62,9 +68,23 @@ export class LogEntrySchema implements LogEntry {
   @ApiProperty({ description: 'Caller address (IPv4 or IPv6).' })
   ip: string;
 
-  @ApiPropertyOptional({ type: 'integer', description: 'Text models only.' })
+  @ApiPropertyOptional({ type: 'integer', description: 'Text models only. Every input token, cache reads and writes included.' })
   input_tokens?: number;
 
   @ApiPropertyOptional({ type: 'integer', description: 'Text models only.' })
   output_tokens?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    description:
+      "`chat.completions`, `responses` and `messages` only: of `input_tokens`, those read from the provider's prompt cache (charged at the model's `pricing.cache_read`).",
+  })
+  cache_read_input_tokens?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    description:
+      "`chat.completions`, `responses` and `messages` only: of `input_tokens`, those written to the provider's prompt cache (charged at the model's `pricing.cache_write`).",
+  })
+  cache_creation_input_tokens?: number;
 }

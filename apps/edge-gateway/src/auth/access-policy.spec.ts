@@ -28,10 +28,9 @@ describe('checkProxyKey', () => {
     expect(checkProxyKey({ ...everythingWrong, isActive: true }, closed, { ip: '1.1.1.1', model: 'b', nowSeconds: now })?.message).toBe(
       'Proxy key has expired',
     );
-    expect(
-      checkProxyKey({ ...everythingWrong, isActive: true, expiresAt: null }, closed, { ip: '1.1.1.1', model: 'b', nowSeconds: now })
-        ?.message,
-    ).toBe("Model 'b' not in whitelist");
+    expect(checkProxyKey({ ...everythingWrong, isActive: true, expiresAt: null }, closed, { ip: '1.1.1.1', model: 'b', nowSeconds: now })?.message).toBe(
+      "Model 'b' not in whitelist",
+    );
     expect(checkProxyKey(rules(), closed, { ip: '1.1.1.1', nowSeconds: now })?.message).toBe('IP address not in whitelist');
   });
 

@@ -22,16 +22,10 @@ export interface AccessContext {
   nowSeconds: number;
 }
 
-export type ProxyRefusal =
-  | { reason: 'inactive' | 'expired'; message: string }
-  | { reason: 'model' | 'ip'; message: string };
+export type ProxyRefusal = { reason: 'inactive' | 'expired'; message: string } | { reason: 'model' | 'ip'; message: string };
 
 /** The proxy-key checks, in order: enabled, unexpired, model whitelisted, caller IP allowed. */
-export function checkProxyKey(
-  rules: NonNullable<Principal['proxy']>,
-  ipAllowlist: IpAllowlist,
-  context: AccessContext,
-): ProxyRefusal | null {
+export function checkProxyKey(rules: NonNullable<Principal['proxy']>, ipAllowlist: IpAllowlist, context: AccessContext): ProxyRefusal | null {
   if (!rules.isActive) return { reason: 'inactive', message: ProxyKeyMessages.inactive };
   if (rules.expiresAt !== null && context.nowSeconds >= rules.expiresAt) {
     return { reason: 'expired', message: ProxyKeyMessages.expired };

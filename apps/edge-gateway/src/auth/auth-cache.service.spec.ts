@@ -53,7 +53,7 @@ describe('AuthCacheService', () => {
     expect(stub.calls).toBe(3);
   });
 
-  it('forgets an account\'s entries when this edge relayed a change to its keys', async () => {
+  it("forgets an account's entries when this edge relayed a change to its keys", async () => {
     const { stub, cache } = setup();
     stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
     await cache.authenticate('ek-a');

@@ -20,8 +20,7 @@ export const SecuritySchemes = { bearer: 'bearer', xApiKey: 'x-api-key' } as con
 export const Public = () => applyDecorators(SetMetadata(PUBLIC_ROUTE, true), ApiSecurity({}));
 
 /** Only these key types may call the route; others get 403. The reference lists them as `x-key-types`. */
-export const KeyTypes = (...types: KeyType[]) =>
-  applyDecorators(SetMetadata(ALLOWED_KEY_TYPES, types), ApiExtension('x-key-types', types));
+export const KeyTypes = (...types: KeyType[]) => applyDecorators(SetMetadata(ALLOWED_KEY_TYPES, types), ApiExtension('x-key-types', types));
 
 /** The key may also come as `x-api-key: <key>` (the Anthropic convention), besides `Authorization: Bearer`. */
 export const AcceptsXApiKey = () =>
@@ -42,6 +41,5 @@ export interface AuthenticatedRequest extends FastifyRequest {
 }
 
 export const CurrentPrincipal = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): Principal =>
-    context.switchToHttp().getRequest<AuthenticatedRequest>().principal,
+  (_data: unknown, context: ExecutionContext): Principal => context.switchToHttp().getRequest<AuthenticatedRequest>().principal,
 );

@@ -14,8 +14,7 @@ export interface CostEstimate {
   outputCap?: number;
 }
 
-const positiveInt = (value: unknown): number | undefined =>
-  Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined;
+const positiveInt = (value: unknown): number | undefined => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined);
 
 /**
  * The most a text-generation request can cost: its prompt tokens plus its output cap at the
@@ -29,11 +28,12 @@ export function estimateTextCost(format: TextFormat, catalog: ModelCatalog, body
   if (!model) return null;
   const promptTokens = countTextTokens(JSON.stringify(body));
   const maxOutput = reservedOutputCap(format, body, model.config.max_output_tokens);
-  const { input, output } = model.config.pricing;
+  const { input, output, cache_write: cacheWrite = input } = model.config.pricing;
   return {
     model: model.config.id,
     tokens: promptTokens + maxOutput,
-    credits: (promptTokens * input + maxOutput * output) / 1_000_000,
+    // The whole prompt may be written to the provider's cache, which can cost more than input.
+    credits: (promptTokens * Math.max(input, cacheWrite) + maxOutput * output) / 1_000_000,
     outputCap: maxOutput,
   };
 }

@@ -61,7 +61,7 @@ export class DecisionsController {
   @ApiOkResponse({ type: DecisionResponseSchema })
   @ApiErrors({
     400: 'Invalid body (`param` names the field), a version-pinned or unsupported model, or over 32,000 tokens.',
-    402: 'Insufficient credits, or the proxy key\'s allocation is spent.',
+    402: "Insufficient credits, or the proxy key's allocation is spent.",
     429: 'Rate limit reached, or the decision model is busy: wait for `Retry-After`, then retry with backoff.',
     503: 'The decision model is temporarily unavailable: retry with backoff.',
   })

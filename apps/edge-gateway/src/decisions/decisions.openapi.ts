@@ -37,8 +37,7 @@ const QUESTIONS = {
 export class DecisionRequestSchema {
   @ApiPropertyOptional({
     default: 'jev',
-    description:
-      'Accepted: `jev`, `jev-latest`, `<vendor>/jev`, `<vendor>/jev-latest`; version-pinned ids are a 400. Proxy keys must send it.',
+    description: 'Accepted: `jev`, `jev-latest`, `<vendor>/jev`, `<vendor>/jev-latest`; version-pinned ids are a 400. Proxy keys must send it.',
   })
   model?: string;
 

@@ -21,13 +21,11 @@ export class EmbeddingsController {
   @Metered((catalog, body) => estimateInputCost(catalog, MediaRoutes.embeddings, body))
   @ApiOperation({
     summary: 'Embed text (OpenAI format)',
-    description: '`input` is a string or an array of strings; each vector carries its input\'s `index`. Charged the input tokens at the model\'s input price.',
+    description: "`input` is a string or an array of strings; each vector carries its input's `index`. Charged the input tokens at the model's input price.",
   })
   @ApiOkResponse({ type: EmbeddingListSchema, description: 'An embedding result.' })
   @ApiErrors(
-    mediaErrors(
-      "Invalid body, an input above the model's context or 300,000 tokens in all, or `dimensions` above the model's `metadata.max_dimensions`.",
-    ),
+    mediaErrors("Invalid body, an input above the model's context or 300,000 tokens in all, or `dimensions` above the model's `metadata.max_dimensions`."),
   )
   async create(@Body() body: EmbeddingsBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     const answer = await this.media.relay(request, MediaRoutes.embeddings, Subjects.inferenceEmbeddings, body);

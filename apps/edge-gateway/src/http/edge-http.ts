@@ -51,6 +51,8 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     if (clientId) reply.header('x-client-request-id', clientId);
   });
   registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES, env.JSON_MAX_DEPTH);
+  // Some clients probe the base URL before use; no key is needed and nothing is under /v1 here. HEAD is Fastify's own.
+  fastify.get('/', async () => ({ status: 'ok', service: 'edge-gateway' }));
   return { adapter, routes };
 }
 

@@ -5,9 +5,7 @@ const request = (method: string, url: string) => ({ method, url }) as IncomingMe
 
 describe('rewriteLegacyUrl', () => {
   it('sends GET /v1/auth/proxy/ (with or without a query) to the legacy lookup', () => {
-    expect(rewriteLegacyUrl(request('GET', '/v1/auth/proxy/?proxy_key=ek-proxy-x'))).toBe(
-      '/v1/auth/proxy-query-lookup?proxy_key=ek-proxy-x',
-    );
+    expect(rewriteLegacyUrl(request('GET', '/v1/auth/proxy/?proxy_key=ek-proxy-x'))).toBe('/v1/auth/proxy-query-lookup?proxy_key=ek-proxy-x');
     expect(rewriteLegacyUrl(request('GET', '/v1/auth/proxy/'))).toBe('/v1/auth/proxy-query-lookup');
   });
 

@@ -29,7 +29,9 @@ export class ImagesController {
       "Without `model`: the catalog's first image model. Charged `n` × the model's `pricing.per_item`. URLs point at `GET /v1/files/…`: signed and expiring unless `public: true`.",
   })
   @ApiOkResponse({ type: ImageGenerationResultSchema, description: 'An image generation result.' })
-  @ApiErrors(mediaErrors("Invalid body, or a `size`, `quality`, `style` or `n` the model does not offer (its catalog `sizes`, `qualities`, `styles`, `max_images`)."))
+  @ApiErrors(
+    mediaErrors('Invalid body, or a `size`, `quality`, `style` or `n` the model does not offer (its catalog `sizes`, `qualities`, `styles`, `max_images`).'),
+  )
   async generate(@Body() body: ImageGenerationBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     const answer = await this.media.relay(request, MediaRoutes.images, Subjects.inferenceImages, body);
     await sendMediaReply(reply, answer, this.urls);

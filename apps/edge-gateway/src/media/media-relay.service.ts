@@ -52,7 +52,11 @@ export class MediaRelayService {
       if (request.costEstimate) await this.budget.release(principal, requestId).catch(() => undefined);
       // The request travels to the router as one NATS message, which the server caps (max_payload).
       if (isNatsPayloadTooLarge(error)) {
-        throw new DomainError(ErrorCode.InvalidRequest, "input is too large to forward in one request (the NATS server's max_payload, 1 MiB by default); split it over several requests", 'input');
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          "input is too large to forward in one request (the NATS server's max_payload, 1 MiB by default); split it over several requests",
+          'input',
+        );
       }
       throw error;
     }

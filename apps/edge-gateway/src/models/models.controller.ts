@@ -24,9 +24,7 @@ export class ModelsController {
     const models = await this.services.request<ModelEntry[]>(Subjects.inferenceModels, {});
     const whitelist = principal.proxy?.modelWhitelist ?? [];
     const data = models.filter(
-      (model) =>
-        model.id.endsWith(DEV_MODEL_SUFFIX) === (principal.keyType === 'dev') &&
-        (whitelist.length === 0 || whitelist.includes(model.id)),
+      (model) => model.id.endsWith(DEV_MODEL_SUFFIX) === (principal.keyType === 'dev') && (whitelist.length === 0 || whitelist.includes(model.id)),
     );
     return { object: 'list', data };
   }

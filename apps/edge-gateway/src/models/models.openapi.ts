@@ -8,6 +8,12 @@ class ModelPricing {
   @ApiProperty({ description: 'Credits per million output tokens.' })
   output: number;
 
+  @ApiPropertyOptional({ description: "Credits per million input tokens read from the provider's prompt cache; `input` when absent." })
+  cache_read?: number;
+
+  @ApiPropertyOptional({ description: "Credits per million input tokens written to the provider's prompt cache; `input` when absent." })
+  cache_write?: number;
+
   @ApiPropertyOptional({ description: 'Credits per generated item (an image, a video), for media models.' })
   per_item?: number;
 }

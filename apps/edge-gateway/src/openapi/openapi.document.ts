@@ -12,10 +12,10 @@ const DESCRIPTION = [
   'One address and one credential scheme in front of many hosted AI models.',
   '',
   'Every route needs `Authorization: Bearer <API_KEY>` (a master `ek-`, proxy `ek-proxy-` or DevPass `ek-dev-` key) unless it says otherwise; ' +
-    '`/v1/messages` also takes `x-api-key`. Errors come in the route family\'s own shape: `{detail}` on `/v1/auth/…`, ' +
+    "`/v1/messages` also takes `x-api-key`. Errors come in the route family's own shape: `{detail}` on `/v1/auth/…`, " +
     'Anthropic\'s `{type: "error", error}` on `/v1/messages`, OpenAI\'s `{error: {message, type, code, param}}` everywhere else.',
   '',
-  'Every response carries the gateway\'s own `x-request-id`; a client\'s `x-client-request-id` (or `x-request-id`) is echoed as `x-client-request-id`. Deprecated operations are the legacy proxy-key forms.',
+  "Every response carries the gateway's own `x-request-id`; a client's `x-client-request-id` (or `x-request-id`) is echoed as `x-client-request-id`. Deprecated operations are the legacy proxy-key forms.",
 ].join('\n');
 
 const TAGS: [string, string][] = [
@@ -114,7 +114,7 @@ function finishOperation(path: string, method: string, operation: Json): void {
   delete operation[ERROR_FORMAT_EXTENSION];
   for (const [status, response] of Object.entries(responses)) {
     const code = Number(status);
-    if (!response.description) response.description = code < 300 ? 'OK' : COMMON_ERRORS[code] ?? '';
+    if (!response.description) response.description = code < 300 ? 'OK' : (COMMON_ERRORS[code] ?? '');
     if (code >= 400) response.content ??= { 'application/json': { schema: errorSchema } };
     const headers = ['x-request-id', 'x-client-request-id'];
     if (authenticated && (code < 300 || code === 429)) headers.push(...RATE_LIMIT_HEADERS);

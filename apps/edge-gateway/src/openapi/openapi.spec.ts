@@ -36,11 +36,15 @@ describe('the API reference (the edge app as main.ts builds it, in preview mode)
     const http = createEdgeHttp(env);
     routes = http.routes;
     // Preview mode registers every route without constructing a provider: nothing connects to NATS or Redis.
-    app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(env, new JsonLoggerService(createJsonLogger('edge-gateway', 'error'))), http.adapter, {
-      preview: true,
-      logger: false,
-      bodyParser: false,
-    });
+    app = await NestFactory.create<NestFastifyApplication>(
+      EdgeModule.forRoot(env, new JsonLoggerService(createJsonLogger('edge-gateway', 'error'))),
+      http.adapter,
+      {
+        preview: true,
+        logger: false,
+        bodyParser: false,
+      },
+    );
     document = configureEdgeApp(app);
     await app.init();
     await app.getHttpAdapter().getInstance().ready();

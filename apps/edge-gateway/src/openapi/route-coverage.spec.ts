@@ -7,9 +7,7 @@ const documentOf = (paths: Record<string, string[]>): OpenAPIObject =>
   ({
     openapi: '3.1.0',
     info: { title: 't', version: '1' },
-    paths: Object.fromEntries(
-      Object.entries(paths).map(([path, methods]) => [path, Object.fromEntries(methods.map((method) => [method, { responses: {} }]))]),
-    ),
+    paths: Object.fromEntries(Object.entries(paths).map(([path, methods]) => [path, Object.fromEntries(methods.map((method) => [method, { responses: {} }]))])),
   }) as OpenAPIObject;
 
 describe('route coverage', () => {
@@ -31,8 +29,8 @@ describe('route coverage', () => {
   });
 
   it('leaves out the reference itself, its UI and the probes, and routes outside /v1', () => {
-    const routes = ['/v1/openapi.json', '/docs', '/docs/', '/docs/*', '/docs/swagger-ui-init.js', '/healthz', '/readyz', '/metrics', '/v1x'].map(
-      (path) => route('GET', path),
+    const routes = ['/v1/openapi.json', '/docs', '/docs/', '/docs/*', '/docs/swagger-ui-init.js', '/healthz', '/readyz', '/metrics', '/v1x'].map((path) =>
+      route('GET', path),
     );
     expect(apiRoutes(routes)).toEqual([]);
   });

@@ -44,8 +44,7 @@ export function documentedOperations(document: OpenAPIObject): string[] {
     .sort();
 }
 
-const byShape = (operations: string[]): Set<string> =>
-  new Set(operations.map((operation) => shape(operation)));
+const byShape = (operations: string[]): Set<string> => new Set(operations.map((operation) => shape(operation)));
 
 /** API routes that are served but missing from the document. */
 export function undocumentedRoutes(routes: RegisteredRoute[], document: OpenAPIObject): string[] {

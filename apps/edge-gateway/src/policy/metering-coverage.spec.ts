@@ -44,7 +44,12 @@ const paths = (value: string | string[] | undefined): string[] => [value ?? ''].
 function routeOf(controller: Type, handler: object): string {
   const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
   const urls = paths(Reflect.getMetadata(PATH_METADATA, controller)).flatMap((base) =>
-    paths(Reflect.getMetadata(PATH_METADATA, handler)).map((path) => ['/v1', base, path].filter((part) => part && part !== '/').join('/').replace(/\/+/g, '/')),
+    paths(Reflect.getMetadata(PATH_METADATA, handler)).map((path) =>
+      ['/v1', base, path]
+        .filter((part) => part && part !== '/')
+        .join('/')
+        .replace(/\/+/g, '/'),
+    ),
   );
   return `${method} ${urls.join(', ')}`;
 }

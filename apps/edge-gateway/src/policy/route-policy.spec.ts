@@ -59,7 +59,10 @@ describe('route policy declared by decorator, read before and after Nest', () =>
   afterAll(() => app.close());
 
   const post = (url: string, payload: string, headers: Record<string, string> = {}) =>
-    app.getHttpAdapter().getInstance().inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json', ...headers } });
+    app
+      .getHttpAdapter()
+      .getInstance()
+      .inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json', ...headers } });
 
   it("answers Fastify's own errors (invalid JSON, a body too large, 415) in the route's format", async () => {
     const invalid = await post('/v1/keys', '{bad');

@@ -99,7 +99,7 @@ export class ProxyKeysController {
 
   @Delete('proxy/delete')
   @KeyTypes('master')
-  @ApiOperation({ summary: "Delete every proxy key of the account (irreversible)" })
+  @ApiOperation({ summary: 'Delete every proxy key of the account (irreversible)' })
   @ApiOkResponse({ type: MessageResponseSchema, description: '`{"message": "Proxy keys deleted"}`' })
   removeAll(@CurrentPrincipal() principal: Principal): Promise<MessageResponse> {
     return this.proxyKeys.removeAll(principal.accountId);
@@ -171,11 +171,7 @@ export class ProxyKeysController {
   @ApiOperation({ summary: 'Update a proxy key (path form)', description: LEGACY, deprecated: true })
   @ApiOkResponse({ type: MessageResponseSchema, description: '`{"message": "Proxy key updated"}`' })
   @ApiErrors({ 400: ABOVE_DAILY_LIMIT, ...NOT_FOUND })
-  legacyUpdate(
-    @CurrentPrincipal() principal: Principal,
-    @Param() params: ProxyKeyRef,
-    @Body() body: UpdateProxyKeyFieldsDto,
-  ): Promise<MessageResponse> {
+  legacyUpdate(@CurrentPrincipal() principal: Principal, @Param() params: ProxyKeyRef, @Body() body: UpdateProxyKeyFieldsDto): Promise<MessageResponse> {
     return this.proxyKeys.update(principal.accountId, { ...body, proxy_key: params.proxy_key });
   }
 }

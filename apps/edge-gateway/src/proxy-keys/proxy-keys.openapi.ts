@@ -25,7 +25,7 @@ export class ProxyKeyRecordSchema implements ProxyKeyRecord {
   @ApiProperty({ minimum: 0, description: 'Credits used so far (in the current window when `spend_window` is set); 0 on creation.' })
   used_ammount: number;
 
-  @ApiProperty({ enum: [...SpendWindows], nullable: true, description: '`null`: one allocation for the key\'s lifetime.' })
+  @ApiProperty({ enum: [...SpendWindows], nullable: true, description: "`null`: one allocation for the key's lifetime." })
   spend_window: SpendWindow | null;
 
   @ApiProperty({ description: 'Whether the key is enabled. Expiry does not change it.' })

@@ -7,6 +7,7 @@ import type { FastifyReply } from 'fastify';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
 import { CostEstimate } from '../billing/request-cost';
 import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/metering.decorators';
+import { RATE_LIMIT_BUCKET } from '../policy/rate-limit-bucket.decorator';
 import { RateLimit } from './plan-limits';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
 
@@ -54,7 +55,8 @@ export class RateLimitGuard implements CanActivate {
     if (!request.principal) return true; // a public route
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const handler = context.getHandler();
-    const accountId = request.principal.accountId;
+    const bucket = this.reflector.get<string | undefined>(RATE_LIMIT_BUCKET, handler);
+    const accountId = bucket ? `${request.principal.accountId}:${bucket}` : request.principal.accountId;
     const limit = this.limits[request.principal.plan];
     const body = request.body && typeof request.body === 'object' ? (request.body as Body) : undefined;
     const estimate = this.reflector.get<CostEstimator | undefined>(METERED_ROUTE, handler);

@@ -18,7 +18,7 @@ const GENERATION_ERRORS = {
   400: 'Invalid body (`param` names the field, e.g. `messages.0.role`), or the decision model (use `/v1/systemone`).',
   402: "Insufficient credits, or the proxy key's allocation is spent.",
   403: 'The key may not use this model (proxy-key whitelist, DevPass rule) or call from this address.',
-  404: 'Model not in the catalog.',
+  404: 'Model not in the catalog; or (responses) a `previous_response_id` or `item_reference` naming no stored response of the caller.',
   429: 'Rate limit reached, here or upstream.',
   502: 'Every upstream route failed with an error. Other upstream 4xx statuses are passed through with their message.',
   504: 'Every upstream route was unreachable or timed out.',
@@ -47,13 +47,13 @@ export class TextGenerationController {
   @Post('responses')
   @HttpCode(200)
   @Metered(textCostEstimator('responses'))
-  @ApiOperation({ summary: 'Response (OpenAI Responses format)', description: 'Stateless: nothing is stored between requests.' })
+  @ApiOperation({
+    summary: 'Response (OpenAI Responses format)',
+    description:
+      'Stored unless `store: false` (read it back with `GET /v1/responses/{id}`); `previous_response_id` and `item_reference` inputs refer to stored responses of the caller (404 when unknown).',
+  })
   @ApiBody({ type: ResponsesRequestSchema })
-  @ApiJsonOrEventStream(
-    ResponseObjectSchema,
-    'A response object.',
-    'typed events from `response.created` to `response.completed` (or `response.incomplete`).',
-  )
+  @ApiJsonOrEventStream(ResponseObjectSchema, 'A response object.', 'typed events from `response.created` to `response.completed` (or `response.incomplete`).')
   @ApiErrors(GENERATION_ERRORS)
   responses(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.relay('responses', request, reply);

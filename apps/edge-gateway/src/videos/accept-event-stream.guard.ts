@@ -20,10 +20,6 @@ export class AcceptEventStreamGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     if (acceptsEventStream(request.headers.accept)) return true;
-    throw new DomainError(
-      ErrorCode.NotAcceptable,
-      'This endpoint streams server-sent events: send the header Accept: text/event-stream',
-      'accept',
-    );
+    throw new DomainError(ErrorCode.NotAcceptable, 'This endpoint streams server-sent events: send the header Accept: text/event-stream', 'accept');
   }
 }

@@ -4,9 +4,7 @@ import { REDIS_URL } from '@gateway/platform';
 import { QueueEvents } from 'bullmq';
 
 export type VideoJobEvent =
-  | { type: 'progress'; progress: VideoJobProgress }
-  | { type: 'completed'; result: VideoJobResult }
-  | { type: 'failed'; failure: VideoJobFailure };
+  { type: 'progress'; progress: VideoJobProgress } | { type: 'completed'; result: VideoJobResult } | { type: 'failed'; failure: VideoJobFailure };
 
 export type VideoJobListener = (event: VideoJobEvent) => void;
 

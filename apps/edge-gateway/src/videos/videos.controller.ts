@@ -17,11 +17,7 @@ const VideoStream = () =>
     content: {
       'text/event-stream': {
         schema: {
-          oneOf: [
-            { $ref: getSchemaPath(VideoHeartbeatSchema) },
-            { $ref: getSchemaPath(VideoProgressSchema) },
-            { $ref: getSchemaPath(VideoGenerationSchema) },
-          ],
+          oneOf: [{ $ref: getSchemaPath(VideoHeartbeatSchema) }, { $ref: getSchemaPath(VideoProgressSchema) }, { $ref: getSchemaPath(VideoGenerationSchema) }],
         },
       },
     },
@@ -45,7 +41,8 @@ export class VideosController {
   @Metered((catalog, body) => estimateItemCost(catalog, VIDEO_ROUTE, body))
   @ApiOperation({
     summary: 'Generate a video (server-sent events)',
-    description: 'Send `Accept: text/event-stream`. The job outlives the connection: re-attach with `GET /v1/videos/generations/{id}`. Clients should allow 600 to 900 seconds.',
+    description:
+      'Send `Accept: text/event-stream`. The job outlives the connection: re-attach with `GET /v1/videos/generations/{id}`. Clients should allow 600 to 900 seconds.',
   })
   @VideoStream()
   @ApiErrors({
@@ -61,7 +58,8 @@ export class VideosController {
   @Unmetered('re-attaches to a job its POST already paid for')
   @ApiOperation({
     summary: "Re-attach to a video job's events",
-    description: 'Any edge replica: the current state first (the final object at once when the job is done), then live events. Jobs are kept 24 hours (failed ones 7 days).',
+    description:
+      'Any edge replica: the current state first (the final object at once when the job is done), then live events. Jobs are kept 24 hours (failed ones 7 days).',
   })
   @ApiParam({ name: 'id', description: 'The job id: the request id of the POST that created it.' })
   @VideoStream()

@@ -28,7 +28,7 @@ describe('decisions (jev)', () => {
     }
   });
 
-  it('answers every question type with the spec\'s fields', async () => {
+  it("answers every question type with the spec's fields", async () => {
     const response = await decide(account.masterKey, { state: { basket: ['banana'] }, questions: QUESTIONS });
     expect(response.status).toBe(200);
     const { body } = response;
@@ -141,7 +141,10 @@ describe('decisions (jev)', () => {
 
   it('refuses a DevPass key, with or without model: it serves coding-plan models only', async () => {
     const devKey = createDevPass(account.accountId);
-    for (const body of [{ state: '', questions: { q: QUESTIONS.fresh } }, { model: 'jev', state: '', questions: { q: QUESTIONS.fresh } }]) {
+    for (const body of [
+      { state: '', questions: { q: QUESTIONS.fresh } },
+      { model: 'jev', state: '', questions: { q: QUESTIONS.fresh } },
+    ]) {
       const response = await decide(devKey, body);
       expect({ model: (body as { model?: string }).model, status: response.status }).toEqual({ model: (body as { model?: string }).model, status: 403 });
       expect(response.body.error.message).toMatch(/coding-plan/);
@@ -181,9 +184,7 @@ describe('decisions (jev)', () => {
 describe('decisions under saturation', () => {
   it('answers 429 with Retry-After when more decisions are in flight than a router takes', async () => {
     const owner = createAccount('enterprise', '10');
-    const results = await Promise.all(
-      Array.from({ length: 60 }, () => decide(owner.masterKey, { state: 'busy', questions: { q: QUESTIONS.fresh } })),
-    );
+    const results = await Promise.all(Array.from({ length: 60 }, () => decide(owner.masterKey, { state: 'busy', questions: { q: QUESTIONS.fresh } })));
     const busy = results.filter((result) => result.status === 429);
     expect(results.filter((result) => result.status === 200).length).toBeGreaterThan(0);
     expect(busy.length).toBeGreaterThan(0);

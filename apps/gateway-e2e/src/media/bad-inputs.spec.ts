@@ -55,7 +55,7 @@ function casesFor(route: Route): Case[] {
         { name: 'input item not a string', body: { ...base, input: ['a', { text: 'b' }] }, field: 'input' },
         { name: 'input of token ids', body: { ...base, input: [1, 2, 3] }, field: 'input' },
         { name: 'input over 2048 items', body: { ...base, input: Array.from({ length: 2049 }, () => 'x') }, field: 'input' },
-        { name: 'input over the model\'s tokens', body: { ...base, input: ['short', words(9000)] }, field: 'input' },
+        { name: "input over the model's tokens", body: { ...base, input: ['short', words(9000)] }, field: 'input' },
         { name: 'request over 1 MB', body: { ...base, input: Array.from({ length: 3 }, () => words(80_000)) }, field: 'input' },
         { name: 'unknown encoding_format', body: { ...base, encoding_format: 'int8' }, field: 'encoding_format' },
         { name: 'dimensions zero', body: { ...base, dimensions: 0 }, field: 'dimensions' },

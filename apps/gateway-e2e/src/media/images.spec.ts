@@ -89,14 +89,14 @@ describe('POST /v1/images/generations', () => {
     expect((await fetch(tampered)).status).toBe(403);
   });
 
-  it('defaults to n 1, 1024x1024 and the catalog\'s first image model', async () => {
+  it("defaults to n 1, 1024x1024 and the catalog's first image model", async () => {
     const response = await api('POST', '/v1/images/generations', { key: account.masterKey, body: { prompt: 'defaults please', response_format: 'b64_json' } });
     expect(response.status).toBe(200);
     expect(response.body.data).toHaveLength(1);
     expect(decodePng(Buffer.from(response.body.data[0].b64_json, 'base64'))).toEqual({ width: 1024, height: 1024 });
   });
 
-  it('refuses n above the model\'s maximum and a size the model does not offer, naming the field', async () => {
+  it("refuses n above the model's maximum and a size the model does not offer, naming the field", async () => {
     const overMax = await api('POST', '/v1/images/generations', { key: account.masterKey, body: { model: 'fake-openai-image', prompt: 'x', n: 3 } });
     expect(overMax.status).toBe(400);
     expect(overMax.body.error).toMatchObject({ type: 'invalid_request_error', param: 'n', message: 'n must be at most 2 for fake-openai-image' });

@@ -24,7 +24,7 @@ describe('POST /v1/moderations', () => {
     account = createAccount('pro', '100');
   });
 
-  it('classifies a string with the default model: all 11 categories, flagged by the simulator\'s keywords', async () => {
+  it("classifies a string with the default model: all 11 categories, flagged by the simulator's keywords", async () => {
     const result = await openaiClient(account.masterKey).moderations.create({ input: 'I will attack and kill them' });
     expect(result.id).toMatch(/^modr-/);
     expect(result.model).toBe('sim-moderation');
@@ -53,9 +53,12 @@ describe('POST /v1/moderations', () => {
     expect(stable.results[0]).toEqual(result.results[1]);
   });
 
-  it('relays an OpenAI-compatible upstream, keeping the spec\'s 11 categories', async () => {
+  it("relays an OpenAI-compatible upstream, keeping the spec's 11 categories", async () => {
     const mk = marker('mod');
-    const result = await openaiClient(account.masterKey).moderations.create({ model: 'fake-openai-moderation', input: [`fine ${mk}`, `${FAKE_FLAG_WORD} ${mk}`] });
+    const result = await openaiClient(account.masterKey).moderations.create({
+      model: 'fake-openai-moderation',
+      input: [`fine ${mk}`, `${FAKE_FLAG_WORD} ${mk}`],
+    });
     expect(result.model).toBe('fake-openai-moderation');
     expect(result.id).toMatch(/^modr-fake/);
     expect(result.results.map((verdict) => verdict.flagged)).toEqual([false, true]);
@@ -67,7 +70,7 @@ describe('POST /v1/moderations', () => {
     expect(sent.body).toEqual({ model: 'moderate', input: [`fine ${mk}`, `${FAKE_FLAG_WORD} ${mk}`] });
   });
 
-  it('checks the default model against a proxy key\'s whitelist', async () => {
+  it("checks the default model against a proxy key's whitelist", async () => {
     const limited = await createProxyKey(account.masterKey, { model_whitelist: ['sim-chat'] });
     const refused = await api('POST', '/v1/moderations', { key: limited.key, body: { input: 'hello' } });
     expect(refused.status).toBe(403);

@@ -44,13 +44,29 @@ describe('media usage and billing', () => {
     const embedded = await client.embeddings.create({ model: 'sim-embed', input: ['one two three', 'four five'] }, withRequestId(ids.embed));
     await client.moderations.create({ input: 'a calm sentence for the ledger' }, withRequestId(ids.moderate));
     await client.images.generate({ prompt: 'three images', n: 3, size: '256x256' }, withRequestId(ids.images));
-    await client.images.generate({ model: 'fake-openai-image', prompt: 'two more', n: 2, size: '256x256', response_format: 'b64_json' }, withRequestId(ids.inline));
+    await client.images.generate(
+      { model: 'fake-openai-image', prompt: 'two more', n: 2, size: '256x256', response_format: 'b64_json' },
+      withRequestId(ids.inline),
+    );
 
     const moderation = await usage.single(ids.moderate);
-    expect(await usage.single(ids.embed)).toMatchObject({ route: 'embeddings', model: 'sim-embed', inputTokens: embedded.usage.prompt_tokens, outputTokens: 0, status: 'success' });
+    expect(await usage.single(ids.embed)).toMatchObject({
+      route: 'embeddings',
+      model: 'sim-embed',
+      inputTokens: embedded.usage.prompt_tokens,
+      outputTokens: 0,
+      status: 'success',
+    });
     expect(moderation).toMatchObject({ route: 'moderations', model: 'sim-moderation', outputTokens: 0, status: 'success', provider: 'simulator' });
     expect(moderation.inputTokens).toBeGreaterThan(0);
-    expect(await usage.single(ids.images)).toMatchObject({ route: 'images.generations', model: 'sim-image', inputTokens: 0, outputTokens: 0, units: 3, status: 'success' });
+    expect(await usage.single(ids.images)).toMatchObject({
+      route: 'images.generations',
+      model: 'sim-image',
+      inputTokens: 0,
+      outputTokens: 0,
+      units: 3,
+      status: 'success',
+    });
     expect(await usage.single(ids.inline)).toMatchObject({ route: 'images.generations', model: 'fake-openai-image', units: 2, provider: 'openai' });
 
     const entries = await logsFor(account.masterKey, 4);
@@ -62,6 +78,7 @@ describe('media usage and billing', () => {
       inline: 2 * FAKE_IMAGE_PER_ITEM,
     };
     expect(byModel['sim-embed']).toEqual({
+      request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
       key: expect.stringMatching(/^ek-\.\.\./),
       model: 'sim-embed',
       route: 'embeddings',
@@ -77,6 +94,7 @@ describe('media usage and billing', () => {
     closeTo(byModel['sim-moderation'].credits, expected.moderate);
     for (const model of ['sim-image', 'fake-openai-image']) {
       expect(byModel[model]).toEqual({
+        request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.any(String),
         model,
         route: 'images.generations',

@@ -41,7 +41,11 @@ describe('enforcement: budgets and rate limits', () => {
     const proxy = await createProxyKey(owner.masterKey, { allocated_ammount: allocation });
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        api('POST', '/v1/chat/completions', { key: proxy.key, body: i % 2 ? BODY : { ...BODY, stream: true }, base: i % 3 ? suiteInfo().edgeA : suiteInfo().edgeB }),
+        api('POST', '/v1/chat/completions', {
+          key: proxy.key,
+          body: i % 2 ? BODY : { ...BODY, stream: true },
+          base: i % 3 ? suiteInfo().edgeA : suiteInfo().edgeB,
+        }),
       ),
     );
     const succeeded = results.filter((result) => result.status === 200);
@@ -168,8 +172,7 @@ describe('enforcement: budgets and rate limits', () => {
           timestamp: Math.floor(Date.parse(when) / 1000),
         }),
       );
-    const used = async () =>
-      (await api('POST', '/v1/auth/proxy/lookup', { key: owner.masterKey, body: { proxy_key: proxy.key } })).body.used_ammount;
+    const used = async () => (await api('POST', '/v1/auth/proxy/lookup', { key: owner.masterKey, body: { proxy_key: proxy.key } })).body.used_ammount;
     try {
       await publish('2030-01-07T10:00:00Z', 1_000_000); // Monday, week 1: 1.5 credits
       await publish('2030-01-11T10:00:00Z', 2_000_000); // Friday, week 1: 3

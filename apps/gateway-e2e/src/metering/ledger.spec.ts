@@ -53,6 +53,7 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     expect(entries).toHaveLength(4);
     for (const entry of entries) {
       expect(entry).toEqual({
+        request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.stringMatching(/^ek-\.\.\.[A-Za-z0-9_-]{4}$/),
         model: 'sim-chat',
         route: 'chat.completions',
@@ -62,11 +63,17 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
         ip: '127.0.0.1',
         input_tokens: expect.any(Number),
         output_tokens: expect.any(Number),
+        // The simulator uses no prompt cache.
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
       });
     }
     expect(entries[0].timestamp).toBeGreaterThanOrEqual(entries[3].timestamp);
     const expectedTotal = usages.reduce((sum, usage) => sum + cost(usage), 0);
-    closeTo(entries.reduce((sum, entry) => sum + entry.credits, 0), expectedTotal);
+    closeTo(
+      entries.reduce((sum, entry) => sum + entry.credits, 0),
+      expectedTotal,
+    );
 
     const me = await api('GET', '/v1/user/me', { key: account.masterKey });
     expect(me.status).toBe(200);
@@ -82,7 +89,7 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
     expect(me.body.history.slice(0, 29).every((day: { requests: number }) => day.requests === 0)).toBe(true);
   });
 
-  it('adds a proxy key\'s charges to its used_ammount and shows the key only its own requests', async () => {
+  it("adds a proxy key's charges to its used_ammount and shows the key only its own requests", async () => {
     const owner = createAccount('pro', '50');
     const proxy = await createProxyKey(owner.masterKey, { allocated_ammount: 10 });
     await chat(owner.masterKey, 'from the master key');
@@ -162,6 +169,9 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
       ['status=done', 'status'],
       ['cursor=!!', 'cursor'],
       ['since=-5', 'since'],
+      ['request_id=abc', 'request_id'],
+      ['request_id=req_0F3C9A1B2C3D4E5F60718293A4B5C6D7', 'request_id'],
+      [`request_id=req_${'0'.repeat(33)}`, 'request_id'],
     ]) {
       const response = await api('GET', `/v1/user/logs?${query}`, { key: account.masterKey });
       expect({ query, status: response.status }).toEqual({ query, status: 400 });
@@ -193,7 +203,10 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
       const entries = await logsFor(owner.masterKey, 500, '', 600);
       expect(entries).toHaveLength(500);
       const expected = completed.reduce((sum, result) => sum + cost(result.body.usage), 0);
-      closeTo(entries.reduce((sum, entry) => sum + entry.credits, 0), expected);
+      closeTo(
+        entries.reduce((sum, entry) => sum + entry.credits, 0),
+        expected,
+      );
       await sleep(500);
       const me = await api('GET', '/v1/user/me', { key: owner.masterKey });
       closeTo(me.body.credits, 1000 - expected);

@@ -46,7 +46,7 @@ describe('budget settlement', () => {
     expect(await balance(accountId)).toBe(toNano(5));
   });
 
-  it('settles a proxy key\'s spend once too', async () => {
+  it("settles a proxy key's spend once too", async () => {
     const accountId = `acct_settle_${randomUUID()}`;
     const proxy = { keyId: `key_${randomUUID()}`, windowId: 'life' };
     await store.primeBalance(accountId, toNano(100));
@@ -55,7 +55,9 @@ describe('budget settlement', () => {
     await store.settle(accountId, 'req_p', toNano(4), proxy);
     await store.settle(accountId, 'req_p', toNano(4), proxy);
     expect(Number(await redis.get(`pused:${proxy.keyId}:life`))).toBe(toNano(4));
-    expect(await store.reserve({ accountId, requestId: 'req_q', costNano: toNano(1), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } })).toEqual({ ok: true });
+    expect(await store.reserve({ accountId, requestId: 'req_q', costNano: toNano(1), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } })).toEqual({
+      ok: true,
+    });
     expect(await store.reserve({ accountId, requestId: 'req_r', costNano: 1, ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } })).toMatchObject({
       ok: false,
       reason: 'allocation',

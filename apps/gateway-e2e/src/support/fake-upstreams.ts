@@ -11,8 +11,17 @@
  * - `slow`: the echo reply streamed one word every SLOW_DELAY_MS, padded to 60 words.
  * - `cut-off`: a stream that sends CUT_OFF_CHUNKS text pieces, then drops the connection (a
  *   non-streamed call is dropped at once).
+ * - `cached`: the echo reply, with usage that reports prompt-cache hits: CACHE_READ_TOKENS read
+ *   (OpenAI `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`) and, on
+ *   Anthropic, CACHE_WRITE_TOKENS written (`cache_creation_input_tokens`).
+ * - `big-input`: as `slow`, reporting REPORTED_INPUT_TOKENS input tokens (Anthropic: in `message_start`).
  * - `always-500`: HTTP 500. `reject-400`: HTTP 400 with REJECT_400_MESSAGE.
+ * - Token counting: Anthropic `POST /v1/messages/count_tokens` and OpenAI `POST /v1/responses/input_tokens`
+ *   answer COUNT_BASE plus the words of the messages / input (so a count from here is told apart).
  * - `max_tokens` is honoured by keeping that many words of the text (finish `length` / `max_tokens`).
+ * - structured output: OpenAI `response_format` and Anthropic `output_config.format` make the
+ *   reply's text a JSON sample of the schema (`{"echo": <last user text>}` for `json_object`); an
+ *   Anthropic `tool_choice: {type: 'tool'}` makes it a call of that tool with a sample of its schema.
  * - anything else: 404 in the provider's error shape.
  * OpenAI's embeddings, moderations and images endpoints: see fake-openai-media.ts.
  *
@@ -39,6 +48,10 @@ export const BAD_KEY_MESSAGE = 'Incorrect API key provided: sk-fake-***-0123. Yo
 export const SLOW_DELAY_MS = 40;
 export const CUT_OFF_CHUNKS = 3;
 export const SLOW_WORDS = 60;
+export const CACHE_READ_TOKENS = 3000;
+export const CACHE_WRITE_TOKENS = 500;
+export const REPORTED_INPUT_TOKENS = 2345;
+export const COUNT_BASE = 100_000;
 /** What the anthropic `echo` model appends when asked to continue a partial assistant turn. */
 export const CONTINUATION = ' and that is how the sentence ends.';
 /** The fake video API's file: the start of an MP4 (an `ftyp` box). */
@@ -202,9 +215,7 @@ function slowText(lastUser: string): string {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : ''))
-    .join('');
+  return content.map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content === 'string' ? part.content : '')).join('');
 }
 
 /** What the last turn asks of the model, in provider-neutral terms. */
@@ -244,14 +255,48 @@ function replyFor(model: string, turn: Turn, inputTokens: number): Reply {
       inputTokens,
     };
   }
-  return { reasoning, text: model === 'slow' ? slowText(turn.lastUser) : echoText(turn.lastUser), inputTokens };
+  return { reasoning, text: model === 'slow' || model === 'big-input' ? slowText(turn.lastUser) : echoText(turn.lastUser), inputTokens };
 }
 
 function outputTokens(reply: Reply): number {
   return words(reply.text) + words(reply.reasoning ?? '') + (reply.toolCall ? 5 : 0);
 }
 
-const KNOWN_MODELS = new Set(['echo', 'thinker', 'slow', 'cut-off']);
+const KNOWN_MODELS = new Set(['echo', 'thinker', 'slow', 'cut-off', 'cached', 'big-input']);
+
+/** A simple value matching a JSON schema: what a model constrained to it would produce. */
+function sampleOf(schema: any, name = 'value'): unknown {
+  if (schema?.enum) return schema.enum[0];
+  const type = Array.isArray(schema?.type) ? schema.type[0] : (schema?.type ?? (schema?.properties ? 'object' : 'string'));
+  if (type === 'object') return Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([key, value]) => [key, sampleOf(value, key)]));
+  if (type === 'array') return [sampleOf(schema?.items ?? {}, name)];
+  if (type === 'integer') return 7;
+  if (type === 'number') return 1.5;
+  if (type === 'boolean') return true;
+  if (type === 'null') return null;
+  return `fake ${name}`;
+}
+
+/** The answer as JSON text when the request asks for structured output (nothing to do for a tool call). */
+function asJson(reply: Reply, format: any, turn: Turn): Reply {
+  if (reply.toolCall || !format || reply.text === '') return reply;
+  const value = format.type === 'json_object' ? { echo: turn.lastUser } : sampleOf(format.schema ?? format.json_schema?.schema);
+  return { ...reply, text: JSON.stringify(value), truncated: false };
+}
+
+function openaiStructured(body: any, reply: Reply, turn: Turn): Reply {
+  const format = body.response_format;
+  return format?.type === 'json_schema' || format?.type === 'json_object' ? asJson(reply, format, turn) : reply;
+}
+
+function anthropicStructured(body: any, reply: Reply, turn: Turn): Reply {
+  const forced = body.tool_choice?.type === 'tool' ? (body.tools ?? []).find((tool: any) => tool?.name === body.tool_choice.name) : undefined;
+  if (forced) {
+    const args = JSON.stringify(sampleOf(forced.input_schema));
+    return { ...reply, text: '', truncated: false, toolCall: { id: `toolu_fake_${Date.now().toString(36)}`, name: forced.name, arguments: args } };
+  }
+  return body.output_config?.format ? asJson(reply, body.output_config.format, turn) : reply;
+}
 
 // ---- OpenAI Chat Completions ------------------------------------------------------------------
 
@@ -273,6 +318,9 @@ async function handleOpenAI(request: RecordedRequest, response: ServerResponse):
   const media = OPENAI_MEDIA_HANDLERS[`${request.method} ${request.path.startsWith('/files/') ? '/files/' : request.path}`];
   if (media) return media(request, response);
   if (request.path === '/v1/videos' || request.path.startsWith('/v1/videos/')) return handleOpenAIVideos(request, response);
+  if (request.method === 'POST' && request.path === '/v1/responses/input_tokens') {
+    return sendJson(response, 200, { object: 'response.input_tokens', input_tokens: COUNT_BASE + words(JSON.stringify(request.body?.input ?? '')) });
+  }
   if (request.method !== 'POST' || request.path !== '/v1/chat/completions') {
     return sendJson(response, 404, { error: { message: `no route ${request.method} ${request.path}`, type: 'invalid_request_error' } });
   }
@@ -288,9 +336,16 @@ async function handleOpenAI(request: RecordedRequest, response: ServerResponse):
   }
   if (model === 'cut-off' && body.stream !== true) return void response.socket?.destroy();
   const turn = openaiTurn(body);
-  const inputTokens = Math.max(1, words(JSON.stringify(body.messages ?? '')));
-  const reply = limitReply(replyFor(model, turn, inputTokens), body.max_tokens);
-  const usage = { prompt_tokens: inputTokens, completion_tokens: outputTokens(reply), total_tokens: inputTokens + outputTokens(reply) };
+  const counted = Math.max(1, words(JSON.stringify(body.messages ?? '')));
+  // prompt_tokens includes the cached ones (OpenAI's definition).
+  const inputTokens = model === 'big-input' ? REPORTED_INPUT_TOKENS : model === 'cached' ? counted + CACHE_READ_TOKENS : counted;
+  const reply = openaiStructured(body, limitReply(replyFor(model, turn, inputTokens), body.max_tokens), turn);
+  const usage = {
+    prompt_tokens: inputTokens,
+    completion_tokens: outputTokens(reply),
+    total_tokens: inputTokens + outputTokens(reply),
+    ...(model === 'cached' ? { prompt_tokens_details: { cached_tokens: CACHE_READ_TOKENS } } : {}),
+  };
   const id = `chatcmpl-fake${request.seq}`;
   const created = Math.floor(Date.now() / 1000);
   const finishReason = reply.toolCall ? 'tool_calls' : reply.truncated ? 'length' : 'stop';
@@ -329,7 +384,7 @@ async function handleOpenAI(request: RecordedRequest, response: ServerResponse):
   }
   frames.push('data: [DONE]\n\n');
   // Role chunk + CUT_OFF_CHUNKS content chunks, then the connection drops.
-  await sendSse(response, frames, model === 'slow' ? SLOW_DELAY_MS : 0, model === 'cut-off' ? 1 + CUT_OFF_CHUNKS : undefined);
+  await sendSse(response, frames, model === 'slow' || model === 'big-input' ? SLOW_DELAY_MS : 0, model === 'cut-off' ? 1 + CUT_OFF_CHUNKS : undefined);
 }
 
 // ---- Anthropic Messages -----------------------------------------------------------------------
@@ -363,6 +418,12 @@ function anthropicError(response: ServerResponse, status: number, type: string, 
 }
 
 async function handleAnthropic(request: RecordedRequest, response: ServerResponse): Promise<void> {
+  if (request.method === 'POST' && request.path === '/v1/messages/count_tokens') {
+    const counted = request.body ?? {};
+    if (counted.max_tokens !== undefined || counted.stream !== undefined)
+      return anthropicError(response, 400, 'invalid_request_error', 'count_tokens: unexpected field');
+    return sendJson(response, 200, { input_tokens: COUNT_BASE + words(JSON.stringify(counted.messages ?? '')) + words(String(counted.system ?? '')) });
+  }
   if (request.method !== 'POST' || request.path !== '/v1/messages') {
     return anthropicError(response, 404, 'not_found_error', `no route ${request.method} ${request.path}`);
   }
@@ -375,8 +436,14 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
 
   if (model === 'cut-off' && body.stream !== true) return void response.socket?.destroy();
   const turn = anthropicTurn(body);
-  const inputTokens = Math.max(1, words(JSON.stringify(body.messages ?? '')) + words(String(body.system ?? '')));
-  const reply = limitReply(replyFor(model, turn, inputTokens), body.max_tokens);
+  const inputTokens =
+    model === 'big-input' ? REPORTED_INPUT_TOKENS : Math.max(1, words(JSON.stringify(body.messages ?? '')) + words(String(body.system ?? '')));
+  // Anthropic's input_tokens excludes the cache reads and writes, which have counters of their own.
+  const inputUsage = {
+    input_tokens: inputTokens,
+    ...(model === 'cached' ? { cache_read_input_tokens: CACHE_READ_TOKENS, cache_creation_input_tokens: CACHE_WRITE_TOKENS } : {}),
+  };
+  const reply = anthropicStructured(body, limitReply(replyFor(model, turn, inputTokens), body.max_tokens), turn);
   const id = `msg_fake${request.seq}`;
   const stopReason = reply.toolCall ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn';
   const output = outputTokens(reply);
@@ -395,14 +462,23 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
       content,
       stop_reason: stopReason,
       stop_sequence: null,
-      usage: { input_tokens: inputTokens, output_tokens: output },
+      usage: { ...inputUsage, output_tokens: output },
     });
   }
 
   const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const frames: string[] = [
     event('message_start', {
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...inputUsage, output_tokens: 1 },
+      },
     }),
     event('ping', {}),
   ];
@@ -430,7 +506,7 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
   frames.push(event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: output } }));
   frames.push(event('message_stop', {}));
   // message_start, ping, content_block_start + CUT_OFF_CHUNKS text deltas, then the connection drops.
-  await sendSse(response, frames, model === 'slow' ? SLOW_DELAY_MS : 0, model === 'cut-off' ? 3 + CUT_OFF_CHUNKS : undefined);
+  await sendSse(response, frames, model === 'slow' || model === 'big-input' ? SLOW_DELAY_MS : 0, model === 'cut-off' ? 3 + CUT_OFF_CHUNKS : undefined);
 }
 
 // ---- OpenAI videos ------------------------------------------------------------------------------

@@ -99,6 +99,8 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     ...shipped.models,
     model('fake-openai', [openaiRoute('echo')]),
     model('fake-anthropic', [anthropicRoute('echo')]),
+    // The same upstream model, declared to take Anthropic's own structured outputs (output_config.format).
+    model('fake-anthropic-structured', [{ ...anthropicRoute('echo'), structured_outputs: true }]),
     model('fake-openai-thinker', [openaiRoute('thinker')], { tags: ['text', 'reasoning'] }),
     model('fake-anthropic-thinker', [anthropicRoute('thinker')], { tags: ['text', 'reasoning'] }),
     model('fake-openai-slow', [openaiRoute('slow')]),
@@ -110,6 +112,11 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     model('bad-key-fallback', [openaiRoute('bad-key'), { adapter: 'simulator', upstream_model: 'sim-chat' }]),
     model('cut-off-openai', [openaiRoute('cut-off')]),
     model('cut-off-anthropic', [anthropicRoute('cut-off')]),
+    // Prompt caching and reported input (see fake-upstreams.ts); cache prices apart from input.
+    model('fake-openai-cached', [openaiRoute('cached')], { pricing: { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 } }),
+    model('fake-anthropic-cached', [anthropicRoute('cached')], { pricing: { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 } }),
+    model('fake-anthropic-big-input', [anthropicRoute('big-input')]),
+    model('fake-openai-big-input', [openaiRoute('big-input')]),
     model('sim-slow', [{ adapter: 'simulator', upstream_model: 'sim-slow', options: { token_delay_ms: 40 } }]),
     // 150 words at 40 ms: several seconds for a whole answer.
     model('sim-long', [{ adapter: 'simulator', upstream_model: 'sim-long', options: { token_delay_ms: 40, reply_words: 150 } }]),
@@ -136,7 +143,11 @@ function videoModels(fakes: FakeUpstreams): Record<string, unknown>[] {
     sizes: ['16:9', '9:16'],
     routes: [route],
   });
-  const simulator = (durationMs: number) => ({ adapter: 'simulator', upstream_model: 'sim-video', options: { duration_ms: durationMs, clip_seconds: 1, fps: 4 } });
+  const simulator = (durationMs: number) => ({
+    adapter: 'simulator',
+    upstream_model: 'sim-video',
+    options: { duration_ms: durationMs, clip_seconds: 1, fps: 4 },
+  });
   const openai = (upstream: string) => ({
     adapter: 'openai',
     base_url: `${fakes.openai.url}/v1`,

@@ -14,7 +14,14 @@ export function mediaTestModels(openaiRoute: (upstream: string) => object): Reco
       metadata: { dimensions: 8, max_dimensions: 64 },
       routes: [openaiRoute('embed')],
     },
-    { ...base, id: 'fallback-embed', tokens: 8192, pricing: { input: 1, output: 0 }, endpoints: ['embeddings'], routes: [openaiRoute('always-500'), simulator('sim-embed')] },
+    {
+      ...base,
+      id: 'fallback-embed',
+      tokens: 8192,
+      pricing: { input: 1, output: 0 },
+      endpoints: ['embeddings'],
+      routes: [openaiRoute('always-500'), simulator('sim-embed')],
+    },
     { ...base, id: 'fake-openai-moderation', pricing: { input: 1, output: 0 }, endpoints: ['moderations'], routes: [openaiRoute('moderate')] },
     {
       ...base,

@@ -40,8 +40,7 @@ export function propertyNames(document: OpenApiDocument, schema: Json): string[]
   return [...own, ...(resolved.allOf ?? []).flatMap((part: Json) => propertyNames(document, part))];
 }
 
-const typeOf = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
+const typeOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value);
 
 /**
  * Where a value breaks its schema: wrong types, missing required fields, and fields the schema does

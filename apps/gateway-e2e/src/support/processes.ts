@@ -88,7 +88,13 @@ export async function freePort(): Promise<number> {
 /** Polls `url` until it answers 2xx; fails early when `child` exits. */
 export async function untilReady(url: string, child: { exitCode: number | null }): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    if (await fetch(url).then((response) => response.ok, () => false)) return;
+    if (
+      await fetch(url).then(
+        (response) => response.ok,
+        () => false,
+      )
+    )
+      return;
     if (child.exitCode !== null) throw new Error(`${url}: the process exited with ${child.exitCode}`);
     await sleep(100);
   }

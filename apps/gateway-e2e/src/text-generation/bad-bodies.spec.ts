@@ -62,7 +62,11 @@ function casesFor(route: Route): Case[] {
         { name: 'tool without function', body: { ...base, tools: [{ type: 'function' }] }, field: 'tools.0.function' },
         { name: 'tool of unknown type', body: { ...base, tools: [{ type: 'spell', function: { name: 'x' } }] }, field: 'tools.0.type' },
         { name: 'tool without name', body: { ...base, tools: [{ type: 'function', function: { parameters: {} } }] }, field: 'tools.0.function.name' },
-        { name: 'tool parameters not an object', body: { ...base, tools: [{ type: 'function', function: { name: 'x', parameters: 'none' } }] }, field: 'tools.0.function.parameters' },
+        {
+          name: 'tool parameters not an object',
+          body: { ...base, tools: [{ type: 'function', function: { name: 'x', parameters: 'none' } }] },
+          field: 'tools.0.function.parameters',
+        },
         { name: 'unknown tool_choice', body: { ...base, tool_choice: 'sometimes' }, field: 'tool_choice' },
         { name: 'tool message without tool_call_id', body: { ...base, messages: [...user, { role: 'tool', content: 'x' }] }, field: 'messages.1.tool_call_id' },
         { name: 'too many stop strings', body: { ...base, stop: ['a', 'b', 'c', 'd', 'e'] }, field: 'stop' },
@@ -81,9 +85,10 @@ function casesFor(route: Route): Case[] {
         { name: 'max_output_tokens zero', body: { ...base, max_output_tokens: 0 }, field: 'max_output_tokens' },
         { name: 'tools not an array', body: { ...base, tools: 'get_weather' }, field: 'tools' },
         { name: 'function tool without name', body: { ...base, tools: [{ type: 'function' }] }, field: 'tools.0.name' },
-        { name: 'previous_response_id', body: { ...base, previous_response_id: 'resp_123' }, field: 'previous_response_id' },
         { name: 'metadata value not a string', body: { ...base, metadata: { a: 1 } }, field: 'metadata.a' },
         { name: 'web_search true (no model searches the web)', body: { ...base, web_search: true }, field: 'web_search' },
+        { name: 'store not a boolean', body: { ...base, store: 'yes' }, field: 'store' },
+        { name: 'previous_response_id not a string', body: { ...base, previous_response_id: 5 }, field: 'previous_response_id' },
       ];
     case '/v1/messages':
       return [
@@ -102,7 +107,11 @@ function casesFor(route: Route): Case[] {
         { name: 'unknown tool_choice type', body: { ...base, tool_choice: { type: 'maybe' } }, field: 'tool_choice.type' },
         { name: 'thinking enabled without budget', body: { ...base, thinking: { type: 'enabled' } }, field: 'thinking.budget_tokens' },
         { name: 'system not a string or array', body: { ...base, system: 5 }, field: 'system' },
-        { name: 'tool_result without tool_use_id', body: { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] }, field: 'messages.0.content.0.tool_use_id' },
+        {
+          name: 'tool_result without tool_use_id',
+          body: { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] },
+          field: 'messages.0.content.0.tool_use_id',
+        },
       ];
   }
 }
@@ -125,9 +134,12 @@ describe('malformed text-generation bodies', () => {
         }
       });
 
-      it('a body within the HTTP limit but over what the message bus carries → 413 in the route\'s error format', async () => {
+      it("a body within the HTTP limit but over what the message bus carries → 413 in the route's error format", async () => {
         // About 1.5 MB of prompt: under the edge's 10 MiB body limit, over NATS' 1 MiB max_payload.
-        const big = { ...valid[route], ...(route === '/v1/responses' ? { input: 'word '.repeat(300_000) } : { messages: [{ role: 'user', content: 'word '.repeat(300_000) }] }) };
+        const big = {
+          ...valid[route],
+          ...(route === '/v1/responses' ? { input: 'word '.repeat(300_000) } : { messages: [{ role: 'user', content: 'word '.repeat(300_000) }] }),
+        };
         const response = await api('POST', route, { key: account.masterKey, body: big });
         expect(response.status).toBe(413);
         expect(response.body.error.message).toMatch(/too large/);
@@ -135,7 +147,7 @@ describe('malformed text-generation bodies', () => {
         else expect(response.body.error.code).toBe('request_too_large');
       });
 
-      it.each(casesFor(route).map((testCase) => [testCase.name, testCase] as const))('%s → 400 in the route\'s error format', async (_name, testCase) => {
+      it.each(casesFor(route).map((testCase) => [testCase.name, testCase] as const))("%s → 400 in the route's error format", async (_name, testCase) => {
         const response = await api('POST', route, {
           key: account.masterKey,
           ...(testCase.rawBody !== undefined ? { rawBody: testCase.rawBody, headers: { 'content-type': 'application/json' } } : { body: testCase.body }),

@@ -149,7 +149,10 @@ describe('client abort', () => {
       // A whole sim-long answer takes several seconds: longer than this edge waits.
       const error = await openaiClient(account.masterKey, base)
         .chat.completions.create({ model: 'sim-long', messages: [{ role: 'user', content: 'Take all the time you need' }] }, withRequestId(requestId))
-        .then(() => null, (caught: { status?: number }) => caught);
+        .then(
+          () => null,
+          (caught: { status?: number }) => caught,
+        );
       expect(error?.status).toBe(503);
       const event = await usage.single(requestId);
       expect(event).toMatchObject({ clientRequestId: requestId, model: 'sim-long', status: 'cancelled', outputTokens: 0 });

@@ -266,9 +266,7 @@ describe.each(ADAPTER_MODELS)('text generation through the $adapter adapter ($mo
       const start = events[0] as Extract<RawMessageStreamEvent, { type: 'message_start' }>;
       expect(start.message.id).toMatch(/^msg_/);
       expect(start.message.model).toBe(model);
-      const deltas = events.flatMap((event) =>
-        event.type === 'content_block_delta' && event.delta.type === 'text_delta' ? [event.delta.text] : [],
-      );
+      const deltas = events.flatMap((event) => (event.type === 'content_block_delta' && event.delta.type === 'text_delta' ? [event.delta.text] : []));
       expect(deltas.length).toBeGreaterThan(1);
       expect(deltas.join('')).toBe((whole.content[0] as { text: string }).text);
       const messageDelta = events.find((event) => event.type === 'message_delta') as Extract<RawMessageStreamEvent, { type: 'message_delta' }>;

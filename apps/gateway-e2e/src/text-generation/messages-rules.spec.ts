@@ -37,7 +37,14 @@ describe('messages format rules', () => {
     // The same over plain HTTP: exactly Anthropic's shape, no OpenAI fields.
     const raw = await api('POST', '/v1/messages', {
       headers: { 'x-api-key': account.masterKey },
-      body: { model: 'sim-chat', max_tokens: 100, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] },
+      body: {
+        model: 'sim-chat',
+        max_tokens: 100,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hi' },
+        ],
+      },
     });
     expect(raw.status).toBe(400);
     expect(Object.keys(raw.body).sort()).toEqual(['error', 'type']);

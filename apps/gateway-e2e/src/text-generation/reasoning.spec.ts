@@ -169,16 +169,32 @@ describe('reasoning', () => {
         [1500, 2000],
       ]) {
         const error = await client.messages
-          .create({ model: 'fake-anthropic', max_tokens: maxTokens, thinking: { type: 'enabled', budget_tokens: budget }, messages: [{ role: 'user', content: `Think ${mk}` }] })
-          .then(() => null, (caught: unknown) => caught as { status: number; error: any });
+          .create({
+            model: 'fake-anthropic',
+            max_tokens: maxTokens,
+            thinking: { type: 'enabled', budget_tokens: budget },
+            messages: [{ role: 'user', content: `Think ${mk}` }],
+          })
+          .then(
+            () => null,
+            (caught: unknown) => caught as { status: number; error: any },
+          );
         expect(error?.status).toBe(400);
         expect(error?.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('max_tokens') } });
       }
       expect(await fakeRequestsMentioning('anthropic', mk)).toHaveLength(0);
       // With room past the budget it is served, within the client's max_tokens.
-      const served = await client.messages.create({ model: 'fake-anthropic', max_tokens: 1500, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: `Think ${mk}` }] });
+      const served = await client.messages.create({
+        model: 'fake-anthropic',
+        max_tokens: 1500,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: `Think ${mk}` }],
+      });
       expect(served.usage.output_tokens).toBeLessThanOrEqual(1500);
-      expect((await fakeRequestsMentioning('anthropic', mk)).at(-1)!.body).toMatchObject({ max_tokens: 1500, thinking: { type: 'enabled', budget_tokens: 1024 } });
+      expect((await fakeRequestsMentioning('anthropic', mk)).at(-1)!.body).toMatchObject({
+        max_tokens: 1500,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+      });
     });
 
     it('leaves thinking out with the :reasoning-exclude suffix', async () => {

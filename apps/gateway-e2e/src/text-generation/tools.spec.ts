@@ -195,9 +195,14 @@ describe.each(ADAPTER_MODELS)('tool calls through the $adapter adapter ($model)'
 
       if (adapter === 'openai') {
         const sent = (await fakeRequestsMentioning('openai', mk)).map((request) => request.body);
-        expect(sent[0].tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Current weather in a city', parameters: messagesWeatherTool.input_schema } }]);
+        expect(sent[0].tools).toEqual([
+          { type: 'function', function: { name: 'get_weather', description: 'Current weather in a city', parameters: messagesWeatherTool.input_schema } },
+        ]);
         expect(sent[1].messages.slice(-2)).toEqual([
-          expect.objectContaining({ role: 'assistant', tool_calls: [{ id: uses[0].id, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify(uses[0].input) } }] }),
+          expect.objectContaining({
+            role: 'assistant',
+            tool_calls: [{ id: uses[0].id, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify(uses[0].input) } }],
+          }),
           { role: 'tool', tool_call_id: uses[0].id, content: RESULT },
         ]);
       }

@@ -34,7 +34,7 @@ describe('upstream failures', () => {
   });
 
   describe("an upstream refusing the gateway's provider key (401)", () => {
-    it('is a 502 about the provider key, never the caller\'s key or the provider\'s words about ours, and is not retried', async () => {
+    it("is a 502 about the provider key, never the caller's key or the provider's words about ours, and is not retried", async () => {
       const mk = marker('badkey');
       const response = await api('POST', '/v1/chat/completions', {
         key: account.masterKey,
@@ -167,7 +167,9 @@ describe('upstream failures', () => {
       expect((await fakeRequestsMentioning('openai', mk)).length).toBeGreaterThanOrEqual(2);
       expect(await usage.single(requestId)).toMatchObject({ status: 'error', model: 'broken-chat' });
 
-      const error = await rejection(openaiClient(account.masterKey).chat.completions.create({ model: 'broken-chat', messages: [{ role: 'user', content: 'Hi' }] }));
+      const error = await rejection(
+        openaiClient(account.masterKey).chat.completions.create({ model: 'broken-chat', messages: [{ role: 'user', content: 'Hi' }] }),
+      );
       expect(error).toBeInstanceOf(OpenAI.InternalServerError);
       expect((error as InstanceType<typeof OpenAI.InternalServerError>).status).toBe(502);
     });
@@ -208,7 +210,10 @@ describe('upstream failures', () => {
       );
       expect(deltas.length).toBeGreaterThan(0);
       expect(error).toBeInstanceOf(Anthropic.APIError);
-      expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { message: expect.stringMatching(/mid-stream/) } });
+      expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { message: expect.stringMatching(/mid-stream/) },
+      });
       expect(await usage.single(requestId)).toMatchObject({ status: 'error', model: 'cut-off-anthropic', route: 'messages' });
     });
 

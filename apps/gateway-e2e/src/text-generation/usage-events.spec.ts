@@ -60,9 +60,7 @@ describe('usage events', () => {
   });
 
   it('uses the generated request id when the client sends none: event id = x-request-id', async () => {
-    const { response } = await openaiClient(account.masterKey)
-      .responses.create({ model: 'sim-chat', input: 'No id from me' })
-      .withResponse();
+    const { response } = await openaiClient(account.masterKey).responses.create({ model: 'sim-chat', input: 'No id from me' }).withResponse();
     const requestId = response.headers.get('x-request-id')!;
     expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
     expect(response.headers.get('x-client-request-id')).toBeNull();
@@ -78,7 +76,9 @@ describe('usage events', () => {
     const client = openaiClient(owner.masterKey);
     const calls = await Promise.all(
       [1, 2].map(() =>
-        client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Same id twice' }] }, { headers: { 'x-request-id': clientId } }).withResponse(),
+        client.chat.completions
+          .create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Same id twice' }] }, { headers: { 'x-request-id': clientId } })
+          .withResponse(),
       ),
     );
     const gatewayIds = calls.map(({ response }) => response.headers.get('x-request-id'));
@@ -247,7 +247,13 @@ describe('usage events', () => {
       const requestId = newRequestId('usage-invalid');
       const response = await api('POST', testCase.path, { key: account.masterKey, headers: { 'x-request-id': requestId }, body: testCase.body });
       expect({ path: testCase.path, status: response.status }).toEqual({ path: testCase.path, status: 400 });
-      expect(await usage.single(requestId)).toMatchObject({ clientRequestId: requestId, route: testCase.route, model: 'sim-chat', status: 'error', outputTokens: 0 });
+      expect(await usage.single(requestId)).toMatchObject({
+        clientRequestId: requestId,
+        route: testCase.route,
+        model: 'sim-chat',
+        status: 'error',
+        outputTokens: 0,
+      });
     }
   });
 });

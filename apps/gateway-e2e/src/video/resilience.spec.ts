@@ -200,7 +200,11 @@ describe('video jobs outlive connections and workers', () => {
     expect(((await unknown.response.json()) as any).error.param).toBe('id');
 
     // The client's id is only echoed: the same one again is another job, and both are metered.
-    const reused = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'again' }, headers: { 'x-request-id': clientId } });
+    const reused = await VideoStream.open({
+      key: account.masterKey,
+      body: { model: 'sim-video-quick', prompt: 'again' },
+      headers: { 'x-request-id': clientId },
+    });
     expect(reused.response.status).toBe(200);
     expect(reused.id).not.toBe(requestId);
     expect(reused.response.headers.get('x-client-request-id')).toBe(clientId);

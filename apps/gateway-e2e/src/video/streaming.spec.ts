@@ -72,7 +72,7 @@ describe('video generation stream', () => {
     expect((await download(final.url.split('?')[0])).status).toBe(403);
   });
 
-  it('uses the model\'s first size when none is sent, and draws the asked aspect ratio', async () => {
+  it("uses the model's first size when none is sent, and draws the asked aspect ratio", async () => {
     const portrait = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'a lighthouse', size: '9:16' } });
     const byDefault = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'a lighthouse' } });
     const [tall, wide] = await Promise.all([portrait.final(), byDefault.final()]);
@@ -122,7 +122,7 @@ describe('video generation stream', () => {
     expect(response.body.error.message).toContain(param);
   });
 
-  it('names the allowed sizes, and refuses a non-object body; any client request id is fine, the job id is the gateway\'s', async () => {
+  it("names the allowed sizes, and refuses a non-object body; any client request id is fine, the job id is the gateway's", async () => {
     const size = await api('POST', '/v1/videos/generations', {
       key: account.masterKey,
       body: { model: 'sim-video-quick', prompt: 'x', size: '1:1' },
@@ -134,7 +134,11 @@ describe('video generation stream', () => {
     // Ids BullMQ could not take as job ids (':' or all digits) do not matter: they are only echoed.
     await Promise.all(
       ['job:1', '12345'].map(async (requestId) => {
-        const stream = await VideoStream.open({ key: account.masterKey, body: { model: 'sim-video-quick', prompt: 'x' }, headers: { 'x-request-id': requestId } });
+        const stream = await VideoStream.open({
+          key: account.masterKey,
+          body: { model: 'sim-video-quick', prompt: 'x' },
+          headers: { 'x-request-id': requestId },
+        });
         expect({ requestId, status: stream.response.status }).toEqual({ requestId, status: 200 });
         expect(stream.response.headers.get('x-client-request-id')).toBe(requestId);
         expect(stream.id).toBe(stream.response.headers.get('x-request-id'));

@@ -35,6 +35,7 @@ describe('video usage and billing', () => {
     const byModel = Object.fromEntries(entries.map((entry) => [entry.model, entry]));
     for (const model of ['sim-video-quick', 'fake-openai-video']) {
       expect(byModel[model]).toEqual({
+        request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.stringMatching(/^ek-\.\.\.[A-Za-z0-9_-]{4}$/),
         model,
         route: 'videos.generations',
@@ -86,7 +87,7 @@ describe('video usage and billing', () => {
     ]);
   });
 
-  it('charges a proxy key\'s allocation for its videos', async () => {
+  it("charges a proxy key's allocation for its videos", async () => {
     const account = createAccount('pro', '10');
     const proxy = await createProxyKey(account.masterKey, { allocated_ammount: 1, model_whitelist: ['sim-video-quick'] });
     expect((await generate(proxy.key, 'sim-video-quick', 'through a proxy key')).status).toBe('completed');

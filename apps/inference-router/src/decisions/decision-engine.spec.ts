@@ -16,7 +16,8 @@ const promptOf = (request: CanonicalRequest): string => {
 };
 const answerLine = (request: CanonicalRequest) => promptOf(request).split('\n').at(-1);
 /** The second call of a question: options listed in reverse (PICK, RATE and FRESH below). */
-const reversed = (request: CanonicalRequest) => /^1: grape|^0: overripe/m.test(promptOf(request)) || answerLine(request) === 'Answer with exactly one of: no, yes';
+const reversed = (request: CanonicalRequest) =>
+  /^1: grape|^0: overripe/m.test(promptOf(request)) || answerLine(request) === 'Answer with exactly one of: no, yes';
 
 /** A one-token completion whose first token has these top alternatives (token → probability). */
 function topLogprobs(alternatives: Record<string, number>): CanonicalResponse {
@@ -165,7 +166,12 @@ describe('DecisionEngine', () => {
     const none = new StubAdapter(() => topLogprobs({ Sorry: 1 }));
     const answers = (await engineWith(none).answer(decision({ pick: PICK, rate: RATE, fresh: FRESH }), signal())).answers;
     expect(answers['pick']).toEqual({ type: 'choice', choice: 'apple', probabilities: { apple: 0.33, banana: 0.33, grape: 0.33 } });
-    expect(answers['rate']).toEqual({ type: 'score', score: 1, legend: { 0: 'unripe', 1: 'ripe', 2: 'overripe' }, probabilities: { 0: 0.33, 1: 0.33, 2: 0.33 } });
+    expect(answers['rate']).toEqual({
+      type: 'score',
+      score: 1,
+      legend: { 0: 'unripe', 1: 'ripe', 2: 'overripe' },
+      probabilities: { 0: 0.33, 1: 0.33, 2: 0.33 },
+    });
     expect(answers['fresh']).toEqual({ type: 'noul', noul: 0.5 });
   });
 
@@ -209,9 +215,10 @@ describe('DecisionEngine', () => {
         }),
     );
     const started = Date.now();
-    await expect(
-      engineWith(mixed).answer(decision({ slow: FRESH, bad: { type: 'noul', instructions: 'broken' } }), signal()),
-    ).rejects.toMatchObject({ status: 400, message: 'bad prompt' });
+    await expect(engineWith(mixed).answer(decision({ slow: FRESH, bad: { type: 'noul', instructions: 'broken' } }), signal())).rejects.toMatchObject({
+      status: 400,
+      message: 'bad prompt',
+    });
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(slowSignals.length).toBeGreaterThan(0);
     expect(slowSignals.every((s) => s.aborted)).toBe(true);
@@ -236,7 +243,9 @@ describe('DecisionEngine', () => {
     if (answer.type !== 'choice') throw new Error('expected a choice');
     expect(Object.keys(answer.probabilities)).toEqual(['__proto__', 'b']);
     expect(Object.getPrototypeOf(answer.probabilities)).toBe(Object.prototype);
-    expect(JSON.parse(JSON.stringify(answer))).toEqual(JSON.parse('{"type":"choice","choice":"__proto__","probabilities":{"__proto__":0.5,"b":0.5},"confidence":1}'));
+    expect(JSON.parse(JSON.stringify(answer))).toEqual(
+      JSON.parse('{"type":"choice","choice":"__proto__","probabilities":{"__proto__":0.5,"b":0.5},"confidence":1}'),
+    );
 
     const criteria = Object.fromEntries(Array.from({ length: 255 }, (_, i) => [`o${i}`, `option ${i}`]));
     // Forward: the 27th label (AA) is option 26; reversed: AA is option 255 - 1 - 26 = 228.
@@ -284,14 +293,27 @@ describe('DecisionEngine over an OpenAI-compatible backing model', () => {
         const body = request.body as { messages: { content: string }[] };
         const isReversed = body.messages.at(-1)!.content.endsWith('no, yes');
         const top = isReversed
-          ? [{ token: 'no', logprob: Math.log(0.6) }, { token: 'yes', logprob: Math.log(0.4) }]
-          : [{ token: 'yes', logprob: Math.log(0.8) }, { token: 'no', logprob: Math.log(0.2) }];
+          ? [
+              { token: 'no', logprob: Math.log(0.6) },
+              { token: 'yes', logprob: Math.log(0.4) },
+            ]
+          : [
+              { token: 'yes', logprob: Math.log(0.8) },
+              { token: 'no', logprob: Math.log(0.2) },
+            ];
         sendJson(response, 200, {
           id: 'chatcmpl-1',
           object: 'chat.completion',
           created: 0,
           model: 'gpt-backing',
-          choices: [{ index: 0, message: { role: 'assistant', content: top[0].token }, finish_reason: 'length', logprobs: { content: [{ ...top[0], top_logprobs: top }] } }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: top[0].token },
+              finish_reason: 'length',
+              logprobs: { content: [{ ...top[0], top_logprobs: top }] },
+            },
+          ],
           usage: { prompt_tokens: 50, completion_tokens: 1, total_tokens: 51 },
         });
       });
@@ -331,7 +353,10 @@ describe('readOrdering / combineOrderings / round2', () => {
 
   it('is case-sensitive for choice labels', () => {
     const many = validateDecisionRequest(
-      { state: '', questions: { q: { type: 'choice', instructions: 'x', criteria: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`o${i}`, null])) } } },
+      {
+        state: '',
+        questions: { q: { type: 'choice', instructions: 'x', criteria: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`o${i}`, null])) } },
+      },
       { keyType: 'master', vendor: 'systemone' },
     ).questions[0];
     const prompt = buildDecisionPrompt('', many, 'forward', 'jev');
@@ -340,7 +365,10 @@ describe('readOrdering / combineOrderings / round2', () => {
 
   it('computes confidence as mass × (1 − total variation)', () => {
     expect(combineOrderings({ probabilities: [1, 0], mass: 0.8 }, { probabilities: [1, 0], mass: 0.6 }, 2)).toEqual({ probabilities: [1, 0], confidence: 0.7 });
-    expect(combineOrderings({ probabilities: [0.5, 0.5], mass: 1 }, { probabilities: [1, 0], mass: 1 }, 2)).toEqual({ probabilities: [0.75, 0.25], confidence: 0.5 });
+    expect(combineOrderings({ probabilities: [0.5, 0.5], mass: 1 }, { probabilities: [1, 0], mass: 1 }, 2)).toEqual({
+      probabilities: [0.75, 0.25],
+      confidence: 0.5,
+    });
     expect(combineOrderings({ probabilities: [1, 0] }, { probabilities: [1, 0], mass: 1 }, 2)).toEqual({ probabilities: [1, 0] });
     expect(combineOrderings({ mass: 0 }, { mass: 0 }, 4)).toEqual({ probabilities: [0.25, 0.25, 0.25, 0.25] });
   });

@@ -6,6 +6,7 @@ import { InflightRequests } from '../text-generation/inflight-requests';
 import { TextGenerationService } from '../text-generation/text-generation.service';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { recordingCalls } from '../testing/recording-publisher';
+import { noStore } from '../testing/no-store';
 
 const catalogWith = (metadata: string) =>
   ModelCatalog.fromYaml(
@@ -56,21 +57,24 @@ describe('text generation with a jev model id', () => {
   const simulator = new SimulatorAdapter();
   const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const service = new TextGenerationService(catalog, upstream, recordingCalls(events), new InflightRequests());
+  const service = new TextGenerationService(catalog, upstream, recordingCalls(events), new InflightRequests(), noStore());
   const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'r' };
   const generate = (request: Pick<TextGenerationRequest, 'format' | 'body'>): Promise<TextFrame[]> =>
     firstValueFrom(service.generate({ ...caller, ...request }).pipe(toArray()));
 
-  it.each(['jev', 'jev-latest', 'systemone/jev', 'systemone/jev-latest', 'jev:reasoning-exclude'])('refuses %p on chat completions, pointing at /v1/systemone', async (model) => {
-    const frames = await generate({ format: 'chat', body: { model, messages: [{ role: 'user', content: 'decide' }] } });
-    expect(frames).toEqual([
-      {
-        kind: 'json',
-        status: 400,
-        body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: 'invalid_request', param: 'model' } },
-      },
-    ]);
-  });
+  it.each(['jev', 'jev-latest', 'systemone/jev', 'systemone/jev-latest', 'jev:reasoning-exclude'])(
+    'refuses %p on chat completions, pointing at /v1/systemone',
+    async (model) => {
+      const frames = await generate({ format: 'chat', body: { model, messages: [{ role: 'user', content: 'decide' }] } });
+      expect(frames).toEqual([
+        {
+          kind: 'json',
+          status: 400,
+          body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: 'invalid_request', param: 'model' } },
+        },
+      ]);
+    },
+  );
 
   it('refuses it on responses and messages too, in their formats, before parsing the body', async () => {
     const [responses] = await generate({ format: 'responses', body: { model: 'jev', input: 'decide' } });

@@ -49,7 +49,15 @@ describe('buildDecisionPrompt', () => {
 
   it('asks for one token with the top 20 logprobs at temperature 0, facts as JSON, labels last', () => {
     const prompt = buildDecisionPrompt({ basket: ['banana'] }, pick, 'forward', 'jev');
-    expect(prompt.request).toMatchObject({ model: 'jev', system: DECISION_SYSTEM_PROMPT, maxTokens: 1, temperature: 0, logprobs: true, topLogprobs: 20, stream: false });
+    expect(prompt.request).toMatchObject({
+      model: 'jev',
+      system: DECISION_SYSTEM_PROMPT,
+      maxTokens: 1,
+      temperature: 0,
+      logprobs: true,
+      topLogprobs: 20,
+      stream: false,
+    });
     expect(userText(prompt)).toBe(
       [
         'Facts (JSON):',
@@ -100,7 +108,12 @@ describe('buildDecisionPrompt', () => {
   });
 
   it('uses letters for 10 or more options', () => {
-    const many: DecisionQuestion = { id: 'm', type: 'choice', instructions: 'x', options: Array.from({ length: 12 }, (_, i) => ({ id: `o${i}`, description: '' })) };
+    const many: DecisionQuestion = {
+      id: 'm',
+      type: 'choice',
+      instructions: 'x',
+      options: Array.from({ length: 12 }, (_, i) => ({ id: `o${i}`, description: '' })),
+    };
     const forward = buildDecisionPrompt('', many, 'forward', 'jev');
     expect(userText(forward)).toContain('A: o0\nB: o1\n');
     expect(userText(forward).endsWith('Answer with exactly one of: A, B, C, D, E, F, G, H, I, J, K, L')).toBe(true);

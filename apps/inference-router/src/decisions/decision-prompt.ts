@@ -109,7 +109,11 @@ function listOptions(question: DecisionQuestion, ordering: Ordering): { listed: 
     case 'score': {
       const labels = scoreLabels(question.levels.length);
       const order = reverse(question.levels.map((_, index) => index));
-      const listed = order.map((level, position) => ({ label: labels[position], option: level, text: descriptionText(question.levels[level]) || `step ${level + 1} of ${question.levels.length}, counted from the lowest` }));
+      const listed = order.map((level, position) => ({
+        label: labels[position],
+        option: level,
+        text: descriptionText(question.levels[level]) || `step ${level + 1} of ${question.levels.length}, counted from the lowest`,
+      }));
       return { listed, caseInsensitive: false };
     }
     case 'noul': {

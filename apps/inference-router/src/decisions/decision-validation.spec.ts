@@ -106,7 +106,12 @@ describe('validateDecisionRequest', () => {
       ['score criteria empty array', one(score([])), 'questions.q.criteria', 'invalid_value'],
       ['score criteria empty object', one(score({})), 'questions.q.criteria', 'invalid_value'],
       ['score 11 levels', one(score(Array.from({ length: 11 }, (_, i) => `level ${i}`))), 'questions.q.criteria', 'invalid_value'],
-      ['score 11 levels as object', one(score(Object.fromEntries(Array.from({ length: 11 }, (_, i) => [String(i), 'x'])))), 'questions.q.criteria', 'invalid_value'],
+      [
+        'score 11 levels as object',
+        one(score(Object.fromEntries(Array.from({ length: 11 }, (_, i) => [String(i), 'x'])))),
+        'questions.q.criteria',
+        'invalid_value',
+      ],
       ['score object with a gap', one(score({ 0: 'a', 2: 'b' })), 'questions.q.criteria', 'invalid_value'],
       ['score object not from 0', one(score({ 1: 'a', 2: 'b' })), 'questions.q.criteria', 'invalid_value'],
       ['score object with another key', one(score({ 0: 'a', 1: 'b', x: 'c' })), 'questions.q.criteria', 'invalid_value'],
@@ -194,7 +199,10 @@ describe('validateDecisionRequest', () => {
       ['other fields ignored', { state: 'x', questions: { q: noul }, user: 'u1', session_id: 's', stream: true, temperature: 2 }],
       ['question fields beyond the three ignored', one({ ...noul, weight: 3 })],
       ['unusual question ids', withQuestions({ 'a.b': noul, ' ': noul, constructor: noul, '0': noul })],
-      ['choice option id __proto__ (own key)', JSON.parse('{"state": "", "questions": {"q": {"type": "choice", "instructions": "x", "criteria": {"__proto__": "a", "b": null}}}}')],
+      [
+        'choice option id __proto__ (own key)',
+        JSON.parse('{"state": "", "questions": {"q": {"type": "choice", "instructions": "x", "criteria": {"__proto__": "a", "b": null}}}}'),
+      ],
     ];
 
     it.each(accepted)('accepts %s', (_name, body) => {
@@ -212,7 +220,15 @@ describe('validateDecisionRequest', () => {
         },
       });
       expect(result.questions).toEqual([
-        { id: 'pick', type: 'choice', instructions: 'Which one?', options: [{ id: 'apple', description: 'red' }, { id: 'grape', description: null }] },
+        {
+          id: 'pick',
+          type: 'choice',
+          instructions: 'Which one?',
+          options: [
+            { id: 'apple', description: 'red' },
+            { id: 'grape', description: null },
+          ],
+        },
         { id: 'rate', type: 'score', instructions: 'How much?', levels: ['unripe', 'ripe'] },
         { id: 'fresh', type: 'noul', instructions: 'Is it fresh?' },
         { id: 'sure', type: 'noul', instructions: 'Is it fresh?', criteria: { yes: 'yes', no: 'no' } },
@@ -223,7 +239,13 @@ describe('validateDecisionRequest', () => {
     it('keeps an own __proto__ option id as an option', () => {
       const body = JSON.parse('{"state": "", "questions": {"q": {"type": "choice", "instructions": "x", "criteria": {"__proto__": "a", "b": null}}}}');
       const [question] = validate(body).questions;
-      expect(question).toMatchObject({ type: 'choice', options: [{ id: '__proto__', description: 'a' }, { id: 'b', description: null }] });
+      expect(question).toMatchObject({
+        type: 'choice',
+        options: [
+          { id: '__proto__', description: 'a' },
+          { id: 'b', description: null },
+        ],
+      });
     });
   });
 });

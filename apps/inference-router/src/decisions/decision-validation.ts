@@ -116,7 +116,11 @@ export function readDecisionRequest(body: unknown, options: DecisionValidationOp
 /** Combined `state` + `questions` limit (spec "Limits"), counted as `countDecisionTokens` does. */
 export function checkDecisionLength(decision: ValidDecision, limit = DECISION_MAX_INPUT_TOKENS): void {
   if (decision.inputTokens > limit) {
-    throw inputError(`state and questions together are ${decision.inputTokens} tokens, over the limit of ${limit} tokens`, ErrorCode.ContextLengthExceeded, 'state');
+    throw inputError(
+      `state and questions together are ${decision.inputTokens} tokens, over the limit of ${limit} tokens`,
+      ErrorCode.ContextLengthExceeded,
+      'state',
+    );
   }
 }
 

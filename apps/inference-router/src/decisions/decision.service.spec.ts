@@ -37,11 +37,25 @@ const yesResponse = (): CanonicalResponse => ({
   toolCalls: [],
   stopReason: 'length',
   usage: { inputTokens: 1, outputTokens: 1 },
-  logprobs: [{ token: 'yes', logprob: Math.log(0.75), topLogprobs: [{ token: 'yes', logprob: Math.log(0.75) }, { token: 'no', logprob: Math.log(0.25) }] }],
+  logprobs: [
+    {
+      token: 'yes',
+      logprob: Math.log(0.75),
+      topLogprobs: [
+        { token: 'yes', logprob: Math.log(0.75) },
+        { token: 'no', logprob: Math.log(0.25) },
+      ],
+    },
+  ],
 });
 
 function setup(complete: (request: CanonicalRequest) => Promise<CanonicalResponse> = async () => yesResponse(), options: Partial<DecisionServiceOptions> = {}) {
-  const adapter = { complete: (_route, request) => complete(request), stream: () => { throw new Error('unused'); } } as ProviderAdapter;
+  const adapter = {
+    complete: (_route, request) => complete(request),
+    stream: () => {
+      throw new Error('unused');
+    },
+  } as ProviderAdapter;
   const upstream = new UpstreamCaller({ simulator: adapter, openai: adapter, anthropic: adapter }, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
   const calls = recordingCalls(events);
@@ -58,7 +72,7 @@ const json = (frame: TextFrame) => {
 };
 
 describe('DecisionService', () => {
-  it('answers with the spec\'s decision response and publishes one success usage event', async () => {
+  it("answers with the spec's decision response and publishes one success usage event", async () => {
     const { service, events, calls } = setup();
     const body = { model: 'systemone/jev-latest', state: { a: 1 }, questions: { fresh: FRESH }, user: 'ignored' };
     const frame = json(await service.decide(call(body)));
@@ -95,7 +109,14 @@ describe('DecisionService', () => {
     expect(frame).toEqual({
       kind: 'json',
       status: 400,
-      body: { error: { message: 'questions.q.instructions is required', type: 'invalid_request_error', code: 'missing_required_parameter', param: 'questions.q.instructions' } },
+      body: {
+        error: {
+          message: 'questions.q.instructions is required',
+          type: 'invalid_request_error',
+          code: 'missing_required_parameter',
+          param: 'questions.q.instructions',
+        },
+      },
     });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ model: 'jev', route: 'decisions', inputTokens: 0, outputTokens: 0, status: 'error' });
@@ -155,7 +176,11 @@ describe('DecisionService', () => {
       throw new TypeError('boom');
     });
     const frame = json(await service.decide(call({ state: '', questions: { q: FRESH } })));
-    expect(frame).toEqual({ kind: 'json', status: 500, body: { error: { message: 'Internal error', type: 'server_error', code: 'internal_error', param: null }, request_id: 'req_1' } });
+    expect(frame).toEqual({
+      kind: 'json',
+      status: 500,
+      body: { error: { message: 'Internal error', type: 'server_error', code: 'internal_error', param: null }, request_id: 'req_1' },
+    });
     expect([...events, ...bugEvents].map((event) => event.status)).toEqual(['error', 'error']);
   });
 
@@ -246,7 +271,7 @@ describe('DecisionController', () => {
 });
 
 describe('DecisionService with the built-in simulator', () => {
-  it('answers the spec\'s example deterministically', async () => {
+  it("answers the spec's example deterministically", async () => {
     const simulator = new SimulatorAdapter();
     const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
     const service = new DecisionService(CATALOG, new DecisionEngine(CATALOG, upstream), recordingCalls());

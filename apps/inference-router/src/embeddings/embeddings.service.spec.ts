@@ -39,7 +39,7 @@ describe('EmbeddingsService', () => {
     return reply as { kind: 'json'; status: number; body: any };
   };
 
-  it('uses the model\'s default size, accepts dimensions up to its maximum, and records the input tokens', async () => {
+  it("uses the model's default size, accepts dimensions up to its maximum, and records the input tokens", async () => {
     const plain = await embed({ input: ['hello world', 'good night'] });
     expect(plain.status).toBe(200);
     expect(plain.body.data.map((item: any) => [item.index, item.embedding.length])).toEqual([
@@ -51,12 +51,18 @@ describe('EmbeddingsService', () => {
     expect(events[0]).toMatchObject({ route: 'embeddings', model: 'embedder', inputTokens: tokens, outputTokens: 0, status: 'success' });
     expect(events[0].units).toBeUndefined();
     expect((await embed({ dimensions: 48 })).body.data[0].embedding).toHaveLength(48);
-    expect(await embed({ dimensions: 49 })).toMatchObject({ status: 400, body: { error: { param: 'dimensions', message: 'dimensions must be at most 48 for embedder' } } });
+    expect(await embed({ dimensions: 49 })).toMatchObject({
+      status: 400,
+      body: { error: { param: 'dimensions', message: 'dimensions must be at most 48 for embedder' } },
+    });
   });
 
-  it('refuses an input over the model\'s tokens, naming the item', async () => {
+  it("refuses an input over the model's tokens, naming the item", async () => {
     const reply = await embed({ input: ['fine', 'word '.repeat(40)] });
-    expect(reply).toMatchObject({ status: 400, body: { error: { param: 'input', message: expect.stringMatching(/^input\.1 has \d+ tokens; embedder takes at most 16/) } } });
+    expect(reply).toMatchObject({
+      status: 400,
+      body: { error: { param: 'input', message: expect.stringMatching(/^input\.1 has \d+ tokens; embedder takes at most 16/) } },
+    });
     expect(events.at(-1)).toMatchObject({ status: 'error' });
   });
 });

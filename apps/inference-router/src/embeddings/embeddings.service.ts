@@ -76,7 +76,11 @@ export class EmbeddingsService {
       total += tokens;
     }
     if (total > MediaLimits.embeddingTotalTokens) {
-      throw new DomainError(ErrorCode.InvalidRequest, `input has ${total} tokens in all; one request may carry at most ${MediaLimits.embeddingTotalTokens}`, 'input');
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `input has ${total} tokens in all; one request may carry at most ${MediaLimits.embeddingTotalTokens}`,
+        'input',
+      );
     }
     return total;
   }

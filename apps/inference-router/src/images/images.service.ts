@@ -29,7 +29,8 @@ function pick<T extends string>(field: string, requested: T | null | undefined, 
   const listedHere = allowed.filter((value) => listed?.includes(value));
   const offered = listedHere.length > 0 ? listedHere : [...allowed];
   if (requested !== undefined && requested !== null) {
-    if (!offered.includes(requested)) throw new DomainError(ErrorCode.InvalidRequest, `${field} must be one of ${offered.join(', ')} for ${model.config.id}`, field);
+    if (!offered.includes(requested))
+      throw new DomainError(ErrorCode.InvalidRequest, `${field} must be one of ${offered.join(', ')} for ${model.config.id}`, field);
     return requested;
   }
   return offered.includes(fallback) ? fallback : offered[0];

@@ -30,7 +30,11 @@ export class MediaCalls {
     const model = this.catalog.get(requested);
     if (!model) throw new DomainError(ErrorCode.NotFound, `The model '${requested}' does not exist or is not available to you`, 'model');
     if (!model.config.endpoints.includes(route)) {
-      throw new DomainError(ErrorCode.InvalidRequest, `The model '${requested}' serves ${model.config.endpoints.join(', ') || 'no endpoint'}, not ${route}`, 'model');
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `The model '${requested}' serves ${model.config.endpoints.join(', ') || 'no endpoint'}, not ${route}`,
+        'model',
+      );
     }
     return model;
   }

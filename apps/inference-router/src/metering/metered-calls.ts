@@ -10,8 +10,12 @@ export interface CallOutcome {
   /** `success` unless the work says otherwise (a stream that failed after it started) or throws. */
   status: UsageStatus;
   model: string;
+  /** Every input token, cache reads and writes included. */
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, read from / written to the provider's prompt cache, when the upstream reported them. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
   /** Images generated. */
   units?: number;
   provider?: string;
@@ -62,8 +66,9 @@ export class MeteredCalls {
     } finally {
       this.running--;
       if (call.signal?.aborted) outcome.status = 'cancelled';
-      const { model, inputTokens, outputTokens, units, status, provider } = outcome;
-      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, units, status, provider });
+      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, status, provider } = outcome;
+      const cache = { ...(cacheReadTokens ? { cacheReadTokens } : {}), ...(cacheWriteTokens ? { cacheWriteTokens } : {}) };
+      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, ...cache, units, status, provider });
     }
   }
 

@@ -22,6 +22,8 @@ export interface UpstreamRoute {
   apiKey?: string;
   /** simulator only (see `SimulatorOptions`). */
   options?: Record<string, unknown>;
+  /** The upstream model has the provider's native structured outputs (catalog `structured_outputs`). */
+  structuredOutputs?: boolean;
 }
 
 /**
@@ -32,6 +34,8 @@ export interface UpstreamRoute {
  * retryable `UpstreamError` with status 0.
  */
 export interface ProviderAdapter {
+  /** False for providers that call no HTTP API (the simulator); a route of any other needs `base_url`. */
+  readonly needsBaseUrl?: boolean;
   complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse>;
   /** Yields start, deltas, finish, usage — usage always, whatever `request.includeUsage` says. */
   stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent>;
@@ -39,6 +43,11 @@ export interface ProviderAdapter {
   embed?(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
   moderate?(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult>;
   generateImages?(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+  /**
+   * The upstream's own count of the request's input tokens (a provider counting endpoint, no
+   * generation); undefined when the upstream does not serve one, and the router counts itself.
+   */
+  countInputTokens?(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined>;
   /** Releases the connection pool at shutdown, for adapters that hold one. */
   close?(): Promise<void>;
 }

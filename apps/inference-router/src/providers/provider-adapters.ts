@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import type { ModelCatalog } from '@gateway/catalog';
 import { AnthropicAdapter } from './anthropic/anthropic.adapter';
 import { OpenAIAdapter } from './openai/openai.adapter';
 import { ProviderAdapter } from './provider-adapter';
@@ -12,8 +13,7 @@ export interface ProviderAdapterOptions {
 
 /**
  * Every provider by the `adapter` name its catalog routes use: a new provider is its folder under
- * `providers/` plus one line here (and its name in the catalog's `ADAPTERS`, which refuses unknown
- * names at startup).
+ * `providers/` plus one line here; the catalog's routes name it in `adapter`.
  */
 export function createProviderAdapters(options: ProviderAdapterOptions): Record<string, ProviderAdapter> {
   return {
@@ -35,5 +35,23 @@ export class ProviderAdapters implements OnApplicationShutdown {
   /** Closes the upstream connection pools. */
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(Object.values(this.byName).map((adapter) => adapter.close?.()));
+  }
+}
+
+/**
+ * Refuses, at startup, a catalog that names a provider this router does not have, or an HTTP
+ * provider's route without `base_url`: better a pod that does not start than requests that fail.
+ */
+export function assertCatalogServable(catalog: ModelCatalog, adapters: Record<string, ProviderAdapter>): void {
+  for (const model of catalog.all()) {
+    for (const route of model.routes) {
+      const adapter = adapters[route.adapter];
+      if (!adapter) {
+        throw new Error(`model ${model.config.id}: no provider named '${route.adapter}' (known: ${Object.keys(adapters).join(', ')})`);
+      }
+      if (adapter.needsBaseUrl !== false && !route.base_url) {
+        throw new Error(`model ${model.config.id}: a ${route.adapter} route needs base_url`);
+      }
+    }
   }
 }

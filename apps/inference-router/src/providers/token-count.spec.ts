@@ -21,7 +21,13 @@ describe('token counting', () => {
     const request = canonicalRequest({
       system: 'Be brief.',
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image', url: 'https://example.com/a.png' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hi' },
+            { type: 'image', url: 'https://example.com/a.png' },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'text', text: 'Calling.' }], toolCalls: [{ id: 'c', name: 'f', arguments: '{"a":1}' }] },
         { role: 'tool', toolCallId: 'c', content: 'done' },
       ],
@@ -30,8 +36,16 @@ describe('token counting', () => {
     expect(countPromptTokens(request)).toBe(expectedInput);
     const output = { text: 'Answer.', reasoning: 'Thought.', toolCalls: [] };
     expect(countOutputTokens(output)).toBe(encode('Answer.').length + encode('Thought.').length);
-    expect(completeUsage(undefined, request, output)).toEqual({ inputTokens: expectedInput, outputTokens: countOutputTokens(output), reasoningTokens: encode('Thought.').length });
-    expect(completeUsage({ inputTokens: 50, outputTokens: 0, cachedInputTokens: 10 }, request, output)).toEqual({ inputTokens: 50, outputTokens: countOutputTokens(output), cachedInputTokens: 10 });
+    expect(completeUsage(undefined, request, output)).toEqual({
+      inputTokens: expectedInput,
+      outputTokens: countOutputTokens(output),
+      reasoningTokens: encode('Thought.').length,
+    });
+    expect(completeUsage({ inputTokens: 50, outputTokens: 0, cachedInputTokens: 10 }, request, output)).toEqual({
+      inputTokens: 50,
+      outputTokens: countOutputTokens(output),
+      cachedInputTokens: 10,
+    });
     expect(completeUsage({ inputTokens: 50, outputTokens: 7 }, request, output)).toEqual({ inputTokens: 50, outputTokens: 7 });
   });
 });

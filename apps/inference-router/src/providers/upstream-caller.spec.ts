@@ -46,10 +46,15 @@ describe('UpstreamCaller metrics', () => {
     ).rejects.toThrow('max_tokens too large');
     const cancelled = new AbortController();
     await expect(
-      caller.withFallback(ROUTES, cancelled.signal, async () => {
-        cancelled.abort(new Error('client went away'));
-        throw new Error('client went away');
-      }, 'm'),
+      caller.withFallback(
+        ROUTES,
+        cancelled.signal,
+        async () => {
+          cancelled.abort(new Error('client went away'));
+          throw new Error('client went away');
+        },
+        'm',
+      ),
     ).rejects.toThrow('client went away');
     expect(await value('gateway_upstream_errors_total', 'provider="openai",model="m"')).toBe(0);
     expect(await value('gateway_upstream_request_duration_seconds_count', 'provider="openai",model="m"')).toBe(2);
@@ -57,18 +62,25 @@ describe('UpstreamCaller metrics', () => {
 
   it('counts credentials the provider refuses', async () => {
     const { caller, value } = setup(1);
-    await expect(caller.withFallback([ROUTES[0]], new AbortController().signal, async () => Promise.reject(UpstreamError.fromStatus(401, 'bad key')), 'm')).rejects.toThrow();
+    await expect(
+      caller.withFallback([ROUTES[0]], new AbortController().signal, async () => Promise.reject(UpstreamError.fromStatus(401, 'bad key')), 'm'),
+    ).rejects.toThrow();
     expect(await value('gateway_upstream_errors_total', 'provider="openai",model="m"')).toBe(1);
   });
 
-  it('moves to the next route at once when a provider refuses the gateway\'s key, and reports a 502 to the caller', async () => {
+  it("moves to the next route at once when a provider refuses the gateway's key, and reports a 502 to the caller", async () => {
     const { caller } = setup(3);
     const calls: string[] = [];
-    const result = await caller.withFallback(ROUTES, new AbortController().signal, async (_adapter, route) => {
-      calls.push(route.adapter);
-      if (calls.length === 1) throw UpstreamError.fromStatus(403, 'key revoked');
-      return 'answer';
-    }, 'm');
+    const result = await caller.withFallback(
+      ROUTES,
+      new AbortController().signal,
+      async (_adapter, route) => {
+        calls.push(route.adapter);
+        if (calls.length === 1) throw UpstreamError.fromStatus(403, 'key revoked');
+        return 'answer';
+      },
+      'm',
+    );
     expect(result.result).toBe('answer');
     expect(calls).toHaveLength(2); // not retried on the route that refused
     const refused = UpstreamError.fromStatus(401, 'Incorrect API key provided: sk-...abcd');

@@ -18,6 +18,7 @@ export const toUpstreamRoute = (route: ResolvedRoute): UpstreamRoute => ({
   upstreamModel: route.upstream_model,
   apiKey: route.apiKey,
   options: route.options,
+  structuredOutputs: route.structured_outputs,
 });
 
 const sleep = (ms: number, signal: AbortSignal) =>

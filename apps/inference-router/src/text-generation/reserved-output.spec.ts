@@ -43,7 +43,8 @@ describe('the reserved output cap', () => {
         } catch {
           return; // refused with a 400: the upstream is asked nothing
         }
-        const withReasoning = reasoningBudget === undefined ? parsed : { ...parsed, reasoning: { enabled: true, budgetTokens: reasoningBudget, exclude: false } };
+        const withReasoning =
+          reasoningBudget === undefined ? parsed : { ...parsed, reasoning: { enabled: true, budgetTokens: reasoningBudget, exclude: false } };
         const upstream = withinReservedOutput(withReasoning, reserved);
         expect(toOpenAIRequest(upstream, 'u', false).max_tokens ?? Infinity).toBeLessThanOrEqual(reserved);
         let anthropicMax: number | undefined;

@@ -3,13 +3,14 @@ import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gatew
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { clientFormat } from '@gateway/client-formats';
+import { clientFormat, type ResolvedRequest, type StoredStateRules } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
 import { DECISION_ENDPOINT } from '../decisions/decision-model';
 import { errorReply, toDomainError, wireError } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
+import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
 
@@ -29,6 +30,7 @@ export class TextGenerationService {
     private readonly upstream: UpstreamCaller,
     private readonly calls: MeteredCalls,
     private readonly inflight: InflightRequests,
+    private readonly store: StoredResponsesClient,
   ) {}
 
   generate(request: TextGenerationRequest): Observable<TextFrame> {
@@ -62,7 +64,11 @@ export class TextGenerationService {
     }
     const body = excludeReasoning ? { ...request.body, model: modelId } : request.body;
     const format = clientFormat(request.format);
-    const parsed = format.parse(body, { reasoningExcludeSuffix: excludeReasoning });
+    const stored = format.storedState ? await this.resolveStored(request, format.storedState, body) : undefined;
+    const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning });
+    // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
+    const responseId = format.storedState?.responseId(request.requestId);
+    const save = stored && parsed.store ? (response: Record<string, unknown>) => this.store.save(request, response, stored.inputItems) : undefined;
     const canonical = parsed.request;
     outcome.model = canonical.model;
     const model = this.catalog.get(canonical.model);
@@ -79,6 +85,8 @@ export class TextGenerationService {
       excludeReasoning: canonical.reasoning?.exclude ?? false,
       reasoningContentCompat: parsed.reasoningContentCompat,
       metadata: parsed.metadata,
+      store: save !== undefined,
+      previousResponseId: parsed.previousResponseId,
     };
 
     if (!canonical.stream) {
@@ -88,13 +96,17 @@ export class TextGenerationService {
         (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal),
         canonical.model,
       );
-      Object.assign(outcome, { provider: served.adapter, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens });
-      out.next({ kind: 'json', status: 200, body: format.render({ ...result, model: canonical.model }, context) });
+      Object.assign(outcome, { provider: served.adapter, ...billedUsage(result.usage) });
+      const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
+      await save?.(rendered as Record<string, unknown>);
+      out.next({ kind: 'json', status: 200, body: rendered });
       return;
     }
 
     const encoder = format.createStreamEncoder(context);
     let usage: Usage | undefined;
+    /** The input the upstream reported as the stream started: what a stream cut short is billed. */
+    let startUsage: Usage | undefined;
     let generatedText = '';
     // Fall back to another route only while nothing has been sent to the client.
     const { result: events, route: served } = await this.upstream.withFallback(
@@ -108,25 +120,47 @@ export class TextGenerationService {
       canonical.model,
     );
     outcome.provider = served.adapter;
-    const write = (event: CanonicalStreamEvent) => {
-      if (event.type === 'start') event = { ...event, model: canonical.model };
+    let saved = false;
+    const send = async (frames: string[]) => {
+      // The terminal frame waits for the write, so the client's next request finds the response.
+      const final = save && !saved ? encoder.finalResponse?.() : undefined;
+      if (final && save) {
+        saved = true;
+        await save(final);
+      }
+      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
+    };
+    /** What the upstream reported or generated: billed even when the client has gone. */
+    const record = (event: CanonicalStreamEvent) => {
+      if (event.type === 'start' && event.usage) startUsage = event.usage;
       if (event.type === 'usage') usage = event.usage;
       if (event.type === 'text_delta' || event.type === 'reasoning_delta') generatedText += event.text;
       if (event.type === 'tool_call_delta') generatedText += event.argumentsDelta;
-      const frames = encoder.encode(event);
-      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
+    };
+    const write = (event: CanonicalStreamEvent) => {
+      // An upstream that reports no input at the start (OpenAI, the simulator) gets the gateway's count.
+      if (event.type === 'start') {
+        event = {
+          ...event,
+          model: canonical.model,
+          ...(responseId ? { id: responseId } : {}),
+          usage: event.usage ?? { inputTokens: outcome.inputTokens, outputTokens: 0 },
+        };
+      }
+      return send(encoder.encode(event));
     };
     try {
       let next = events.first;
-      while (!next.done && !signal.aborted) {
-        write(next.value);
+      while (!next.done) {
+        record(next.value);
+        if (signal.aborted) break;
+        await write(next.value);
         next = await events.iterator.next();
       }
       if (signal.aborted) {
         await events.iterator.return?.();
       } else {
-        const frames = encoder.finish();
-        if (frames.length > 0) out.next({ kind: 'sse', frames });
+        await send(encoder.finish());
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -136,8 +170,29 @@ export class TextGenerationService {
       const failure = { ...wireError(toDomainError(error)), message: 'The upstream provider failed mid-stream' };
       out.next({ kind: 'sse', frames: encoder.error(failure, request.requestId) });
     } finally {
-      outcome.inputTokens = usage?.inputTokens ?? outcome.inputTokens;
+      const input = usage ?? startUsage;
+      if (input) Object.assign(outcome, billedUsage(input));
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
     }
   }
+
+  /** `previous_response_id` and `item_reference` replaced by the stored items they name, before the format parses the body. */
+  private async resolveStored(caller: TextGenerationRequest, rules: StoredStateRules, body: Record<string, unknown>): Promise<ResolvedRequest> {
+    const references = rules.references(body);
+    const [previous, items] = await Promise.all([
+      references.previousResponseId ? this.store.previous(caller, references.previousResponseId) : undefined,
+      this.store.items(caller, references.itemIds),
+    ]);
+    return rules.resolve(body, previous, items, caller.requestId);
+  }
+}
+
+/** The usage event's token fields from a canonical usage (cache tokens only when reported). */
+function billedUsage(usage: Usage): Pick<CallOutcome, 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens'> {
+  return {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cachedInputTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+  };
 }

@@ -17,7 +17,10 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   /** The request's one usage event, for the caller the edge authenticated; a failure is logged, never thrown. */
   async record(
     caller: CallerContext,
-    usage: Pick<UsageRecordedEvent, 'model' | 'route' | 'inputTokens' | 'outputTokens' | 'units' | 'status' | 'provider'>,
+    usage: Pick<
+      UsageRecordedEvent,
+      'model' | 'route' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'units' | 'status' | 'provider'
+    >,
   ): Promise<void> {
     const { requestId, clientRequestId, accountId, keyId, keyType, maskedKey, ip } = caller;
     const event: UsageRecordedEvent = {

@@ -44,10 +44,9 @@ export class AccountsService {
 
   async create(plan: Plan, credits: string, masterKey?: string, isBootstrap = false): Promise<CreatedAccount> {
     const key = masterKey ?? this.crypto.generate('master');
-    const account = await this.accounts.createWithKeys(
-      { id: `acct_${randomUUID().replace(/-/g, '')}`, plan, credits, isBootstrap },
-      [{ id: newKeyId(), type: 'master', keyHash: this.crypto.hash(key), maskedKey: maskKey(key) }],
-    );
+    const account = await this.accounts.createWithKeys({ id: `acct_${randomUUID().replace(/-/g, '')}`, plan, credits, isBootstrap }, [
+      { id: newKeyId(), type: 'master', keyHash: this.crypto.hash(key), maskedKey: maskKey(key) },
+    ]);
     return { account, masterKey: key };
   }
 
@@ -91,7 +90,11 @@ export class AccountsService {
       const replaced = devKeys.filter((key) => key.name === BOOTSTRAP_KEY_NAME);
       await this.keysRepository.deleteByIds(replaced.map((key) => key.id));
       result.devKey = await this.keys.issueKey(existing.id, 'dev', request.devKey, BOOTSTRAP_KEY_NAME);
-      await this.events.keysChanged(existing.id, replaced.map((key) => key.keyHash), 'account_updated');
+      await this.events.keysChanged(
+        existing.id,
+        replaced.map((key) => key.keyHash),
+        'account_updated',
+      );
     }
     return result;
   }

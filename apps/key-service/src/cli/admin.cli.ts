@@ -75,10 +75,7 @@ async function run(argv: string[]): Promise<{ text: string; json: Output }> {
     const accounts = app.get(AccountsService);
     switch (command) {
       case 'account create': {
-        const { account, masterKey } = await accounts.create(
-          requirePlan(values.plan),
-          requireAmount('credits', values.credits ?? '0'),
-        );
+        const { account, masterKey } = await accounts.create(requirePlan(values.plan), requireAmount('credits', values.credits ?? '0'));
         return {
           text: `account ${account.id}\nplan ${account.plan}\ncredits ${account.credits.toString()}\nmaster key ${masterKey}`,
           json: { account_id: account.id, plan: account.plan, credits: account.credits.toNumber(), master_key: masterKey },
@@ -97,10 +94,7 @@ async function run(argv: string[]): Promise<{ text: string; json: Output }> {
         return { text: text.join('\n') || 'no accounts', json: rows };
       }
       case 'account credit': {
-        const account = await accounts.credit(
-          requireString('account', values.account),
-          requireAmount('amount', values.amount, true),
-        );
+        const account = await accounts.credit(requireString('account', values.account), requireAmount('amount', values.amount, true));
         return {
           text: `account ${account.id} credits ${account.credits.toString()}`,
           json: { account_id: account.id, credits: account.credits.toNumber() },

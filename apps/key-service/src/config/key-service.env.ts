@@ -1,9 +1,13 @@
-import { Plan, Plans } from '@gateway/contracts';
+import { ALLOCATION_CEILING, Plan, Plans } from '@gateway/contracts';
 import { DatabaseEnv } from '@gateway/platform';
-import { IsDefined, IsOptional, Matches } from 'class-validator';
+import { IsDefined, IsOptional, Matches, ValidateBy } from 'class-validator';
 
 const DEFAULT_DAILY_LIMITS = 'free=10,basic=50,standard=250,pro=1000,enterprise=10000';
 const PLAN_AMOUNTS = new RegExp(`^(${Plans.join('|')})=\\d+(\\.\\d+)?(,(${Plans.join('|')})=\\d+(\\.\\d+)?)*$`);
+
+/** Allocations are bounded by the daily limit alone, so a limit must fit the allocation column. */
+const withinAllocationCeiling = (value: unknown): boolean =>
+  typeof value !== 'string' || value.split(',').every((pair) => Number(pair.split('=')[1]) <= ALLOCATION_CEILING);
 
 export class KeyServiceEnv extends DatabaseEnv {
   /** 32 bytes, as 64 hex characters or base64: encrypts proxy-key values at rest (AES-256-GCM). */
@@ -16,13 +20,15 @@ export class KeyServiceEnv extends DatabaseEnv {
   /** Largest `allocated_ammount` a proxy key may have, per plan: `free=10,basic=50,...`. */
   @IsOptional()
   @Matches(PLAN_AMOUNTS, { message: 'PLAN_DAILY_LIMITS must look like free=10,basic=50,standard=250' })
+  @ValidateBy(
+    { name: 'withinAllocationCeiling', validator: { validate: withinAllocationCeiling } },
+    { message: `PLAN_DAILY_LIMITS: a daily limit may not exceed ${ALLOCATION_CEILING}` },
+  )
   PLAN_DAILY_LIMITS = DEFAULT_DAILY_LIMITS;
 }
 
 export function parsePlanAmounts(value: string): Record<Plan, string> {
-  const result = Object.fromEntries(
-    DEFAULT_DAILY_LIMITS.split(',').map((pair) => pair.split('=') as [Plan, string]),
-  ) as Record<Plan, string>;
+  const result = Object.fromEntries(DEFAULT_DAILY_LIMITS.split(',').map((pair) => pair.split('=') as [Plan, string])) as Record<Plan, string>;
   for (const pair of value.split(',')) {
     const [plan, amount] = pair.split('=') as [Plan, string];
     result[plan] = amount;

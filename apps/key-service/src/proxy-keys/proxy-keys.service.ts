@@ -21,8 +21,7 @@ import { newKeyId } from '../keys/keys.service';
 import { ProxyKeysRepository } from './proxy-keys.repository';
 
 const notFound = () => new DomainError(ErrorCode.NotFound, ProxyKeyMessages.notFound, 'proxy_key');
-const expiryDate = (expiresAt: number | undefined): Date | null =>
-  expiresAt === undefined || expiresAt === -1 ? null : new Date(expiresAt * 1000);
+const expiryDate = (expiresAt: number | undefined): Date | null => (expiresAt === undefined || expiresAt === -1 ? null : new Date(expiresAt * 1000));
 
 @Injectable()
 export class ProxyKeysService {
@@ -55,10 +54,7 @@ export class ProxyKeysService {
       enabledThinking: command.enabled_thinking ?? false,
     });
     if ('capReached' in result) {
-      throw new DomainError(
-        ErrorCode.PlanLimitReached,
-        `Proxy key limit reached: the ${account.plan} plan allows ${cap} proxy keys`,
-      );
+      throw new DomainError(ErrorCode.PlanLimitReached, `Proxy key limit reached: the ${account.plan} plan allows ${cap} proxy keys`);
     }
     return toProxyKeyRecord(result.created, value, false);
   }
@@ -127,11 +123,7 @@ export class ProxyKeysService {
   private assertWithinDailyLimit(account: Account, amount: number): void {
     const limit = this.plans.dailyLimit(account);
     if (new Prisma.Decimal(amount).greaterThan(limit)) {
-      throw new DomainError(
-        ErrorCode.AllocationAboveDailyLimit,
-        ProxyKeyMessages.allocationAboveDailyLimit(limit.toString()),
-        'allocated_ammount',
-      );
+      throw new DomainError(ErrorCode.AllocationAboveDailyLimit, ProxyKeyMessages.allocationAboveDailyLimit(limit.toString()), 'allocated_ammount');
     }
   }
 

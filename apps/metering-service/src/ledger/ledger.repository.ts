@@ -28,10 +28,10 @@ export class LedgerRepository {
     return this.prisma.$transaction(async (tx) => {
       const inserted = await tx.$executeRaw`
         INSERT INTO usage_logs (request_id, account_id, key_id, key_type, masked_key, model, route, status,
-                                input_tokens, output_tokens, credits, ip, created_at)
+                                input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, created_at)
         VALUES (${event.requestId}, ${event.accountId}, ${event.keyId}, ${event.keyType}::"KeyType", ${event.maskedKey},
                 ${event.model}, ${event.route}, ${event.status}::"UsageStatus", ${event.inputTokens}, ${event.outputTokens},
-                ${credits}, ${event.ip}, ${at})
+                ${event.cacheReadTokens ?? null}::integer, ${event.cacheWriteTokens ?? null}::integer, ${credits}, ${event.ip}, ${at})
         ON CONFLICT (request_id) DO NOTHING`;
       if (inserted === 0) return this.duplicate(tx, event, at);
       let windowId: string | undefined;

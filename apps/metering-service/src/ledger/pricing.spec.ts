@@ -9,6 +9,10 @@ models:
     pricing: { input: 0.5, output: 1.5 }
     endpoints: [chat.completions]
     routes: [{ adapter: simulator, upstream_model: x }]
+  - id: cached
+    pricing: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
+    endpoints: [messages]
+    routes: [{ adapter: simulator, upstream_model: x }]
   - id: painter
     pricing: { input: 0, output: 0, per_item: 0.04 }
     endpoints: [images.generations]
@@ -37,6 +41,32 @@ const event = (overrides: Partial<UsageRecordedEvent>): UsageRecordedEvent => ({
 describe('priceUsage', () => {
   it('prices tokens per million in exact decimals', () => {
     expect(priceUsage(catalog, event({ inputTokens: 3, outputTokens: 7 })).credits.toString()).toBe('0.000012');
+  });
+
+  it('prices cache reads and writes at their own prices, and only the rest of the input at the input price', () => {
+    // 1000 uncached at 3, 2000 read at 0.3, 500 written at 3.75, 100 out at 15: (3000 + 600 + 1875 + 1500) / 1e6
+    const priced = priceUsage(catalog, event({ model: 'cached', inputTokens: 3500, cacheReadTokens: 2000, cacheWriteTokens: 500, outputTokens: 100 }));
+    expect(priced.credits.toString()).toBe('0.006975');
+    expect(priced.inconsistent).toBeUndefined();
+    expect(priceUsage(catalog, event({ model: 'cached', inputTokens: 1, cacheWriteTokens: 1 })).credits.toString()).toBe('0.00000375');
+  });
+
+  it('prices cache tokens at the input price when the catalog sets no cache prices', () => {
+    const withCache = priceUsage(catalog, event({ inputTokens: 3, cacheReadTokens: 1, cacheWriteTokens: 1, outputTokens: 7 }));
+    expect(withCache.credits.toString()).toBe(priceUsage(catalog, event({ inputTokens: 3, outputTokens: 7 })).credits.toString());
+  });
+
+  it('keeps exact decimals where binary floats would not', () => {
+    // In floats, 7 × 0.3 / 1e6 is 0.0000021000000000000002.
+    expect(priceUsage(catalog, event({ model: 'cached', inputTokens: 7, cacheReadTokens: 7 })).credits.toString()).toBe('0.0000021');
+    const priced = priceUsage(catalog, event({ model: 'cached', inputTokens: 1_000_000, cacheReadTokens: 333_333 }));
+    expect(priced.credits.toString()).toBe('2.1000009');
+  });
+
+  it('never charges negative input when an event reports more cache tokens than input tokens', () => {
+    const priced = priceUsage(catalog, event({ model: 'cached', inputTokens: 10, cacheReadTokens: 20 }));
+    expect(priced).toMatchObject({ known: true, inconsistent: true });
+    expect(priced.credits.toString()).toBe('0.000006');
   });
 
   it('prices generated items at the model price per item', () => {

@@ -3,22 +3,41 @@ import { UsageRecordedEvent } from '@gateway/contracts';
 import { Prisma } from '@gateway/db';
 
 const PER_MILLION = new Prisma.Decimal(1_000_000);
+const ZERO = new Prisma.Decimal(0);
+
+const decimal = (value: number | undefined): Prisma.Decimal => new Prisma.Decimal(String(value ?? 0));
+
+export interface PricedUsage {
+  credits: Prisma.Decimal;
+  known: boolean;
+  /** The event says more cache tokens than input tokens: its uncached input was priced at zero. */
+  inconsistent?: boolean;
+}
 
 /**
  * The credits a request costs, in exact decimal arithmetic: tokens at the model's price per million,
- * plus generated items (images, videos) at its price per item.
+ * plus generated items (images, videos) at its price per item. `inputTokens` counts every input
+ * token; of those, cache reads are priced at `pricing.cache_read`, cache writes at
+ * `pricing.cache_write` (each the input price when the catalog sets none), the rest at `input`.
  * Failed requests and DevPass (coding-plan) usage cost nothing; cancelled ones pay for what was
  * generated. A model no longer in the catalog is priced at zero and reported by the caller.
  */
-export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): { credits: Prisma.Decimal; known: boolean } {
-  if (event.status === 'error' || event.keyType === 'dev') return { credits: new Prisma.Decimal(0), known: true };
+export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): PricedUsage {
+  if (event.status === 'error' || event.keyType === 'dev') return { credits: ZERO, known: true };
   const model = catalog.get(event.model);
-  if (!model) return { credits: new Prisma.Decimal(0), known: false };
-  const { input, output, per_item: perItem } = model.config.pricing;
-  const tokens = new Prisma.Decimal(event.inputTokens)
-    .times(new Prisma.Decimal(String(input)))
-    .plus(new Prisma.Decimal(event.outputTokens).times(new Prisma.Decimal(String(output))))
+  if (!model) return { credits: ZERO, known: false };
+  const { input, output, per_item: perItem, cache_read: cacheRead = input, cache_write: cacheWrite = input } = model.config.pricing;
+  const cacheReadTokens = decimal(event.cacheReadTokens);
+  const cacheWriteTokens = decimal(event.cacheWriteTokens);
+  const uncachedInput = decimal(event.inputTokens).minus(cacheReadTokens).minus(cacheWriteTokens);
+  // Never a negative charge for input: an event that contradicts itself pays for its cache tokens only.
+  const inconsistent = uncachedInput.isNegative();
+  const tokens = (inconsistent ? ZERO : uncachedInput)
+    .times(decimal(input))
+    .plus(cacheReadTokens.times(decimal(cacheRead)))
+    .plus(cacheWriteTokens.times(decimal(cacheWrite)))
+    .plus(decimal(event.outputTokens).times(decimal(output)))
     .dividedBy(PER_MILLION);
-  const items = new Prisma.Decimal(event.units ?? 0).times(new Prisma.Decimal(String(perItem ?? 0)));
-  return { credits: tokens.plus(items), known: true };
+  const items = decimal(event.units).times(decimal(perItem));
+  return { credits: tokens.plus(items), known: true, ...(inconsistent ? { inconsistent } : {}) };
 }

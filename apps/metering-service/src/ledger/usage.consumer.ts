@@ -119,8 +119,9 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       return;
     }
     try {
-      const { credits, known } = priceUsage(this.catalog, event);
+      const { credits, known, inconsistent } = priceUsage(this.catalog, event);
       if (!known) this.logger.warn(`usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
+      if (inconsistent) this.logger.warn(`usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
       const written = await this.ledger.record(event, credits);
       this.ledgerWrites.inc({ result: written.state === 'recorded' ? 'written' : 'duplicate' });
       // A duplicate was charged when first recorded; if that delivery died before settling, its

@@ -95,7 +95,8 @@ export class OpenAIVideoAdapter implements VideoAdapter {
   private async json(route: ResolvedRoute, method: string, path: string, signal: AbortSignal, body?: FormData): Promise<UpstreamVideo> {
     const response = await this.call(route, method, path, signal, body);
     const parsed: unknown = await response.json().catch(() => undefined);
-    if (!isVideo(parsed)) throw new VideoJobError('upstream_error', `The video provider answered ${method} ${path} with something that is not a video object`, true);
+    if (!isVideo(parsed))
+      throw new VideoJobError('upstream_error', `The video provider answered ${method} ${path} with something that is not a video object`, true);
     return parsed;
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AdapterName, ResolvedRoute } from '@gateway/catalog';
+import { ResolvedRoute } from '@gateway/catalog';
 import { OpenAIVideoAdapter } from './openai-video.adapter';
 import { SimulatorVideoAdapter } from './simulator-video.adapter';
 import { VideoAdapter, VideoJobError } from './video-adapter';
@@ -7,7 +7,7 @@ import { VideoAdapter, VideoJobError } from './video-adapter';
 /** The video protocol of each catalog adapter; `anthropic` has none. */
 @Injectable()
 export class VideoAdapters {
-  private readonly adapters: Partial<Record<AdapterName, VideoAdapter>> = {
+  private readonly adapters: Record<string, VideoAdapter | undefined> = {
     simulator: new SimulatorVideoAdapter(),
     openai: new OpenAIVideoAdapter(),
   };

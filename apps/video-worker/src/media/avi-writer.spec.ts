@@ -139,10 +139,22 @@ const hasFfprobe = spawnSync('ffprobe', ['-version']).status === 0;
 
 describe('clipDimensions', () => {
   it.each([
-    [{ width: 16, height: 9 }, { width: 160, height: 90 }],
-    [{ width: 9, height: 16 }, { width: 90, height: 160 }],
-    [{ width: 1, height: 1 }, { width: 160, height: 160 }],
-    [{ width: 21, height: 9 }, { width: 160, height: 68 }],
+    [
+      { width: 16, height: 9 },
+      { width: 160, height: 90 },
+    ],
+    [
+      { width: 9, height: 16 },
+      { width: 90, height: 160 },
+    ],
+    [
+      { width: 1, height: 1 },
+      { width: 160, height: 160 },
+    ],
+    [
+      { width: 21, height: 9 },
+      { width: 160, height: 68 },
+    ],
   ])('%j → %j (long side 160, even sides)', (aspect, expected) => {
     expect(clipDimensions(aspect)).toEqual(expected);
   });

@@ -3,7 +3,17 @@
  */
 import type { CanonicalRequest, ContentPart, ToolCall, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
-import { buildReasoning, compact, parseEffort, refuseWebSearch, requirePresent, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';
+import { parseChatResponseFormat } from '../common/response-format';
+import {
+  buildReasoning,
+  compact,
+  parseEffort,
+  refuseWebSearch,
+  requirePresent,
+  type ParsedClientRequest,
+  type ParseOptions,
+  type ReasoningSignals,
+} from '../common/parse-common';
 import {
   type JsonObject,
   optionalBoolean,
@@ -34,9 +44,7 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
     model,
     system: conversation.system,
     messages: conversation.messages,
-    maxTokens:
-      optionalNumber(b, 'max_completion_tokens', '', { integer: true, min: 1 }) ??
-      optionalNumber(b, 'max_tokens', '', { integer: true, min: 1 }),
+    maxTokens: optionalNumber(b, 'max_completion_tokens', '', { integer: true, min: 1 }) ?? optionalNumber(b, 'max_tokens', '', { integer: true, min: 1 }),
     temperature: optionalNumber(b, 'temperature', '', { min: 0, max: 2 }),
     topP: optionalNumber(b, 'top_p', '', { min: 0, max: 1 }),
     // 0 conventionally means "no top-k limit", as in the messages format.
@@ -52,6 +60,7 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
     logprobs: optionalBoolean(b, 'logprobs', ''),
     topLogprobs: optionalNumber(b, 'top_logprobs', '', { integer: true, min: 0, max: 20 }),
     user: optionalString(b, 'user', ''),
+    responseFormat: parseChatResponseFormat(b),
   });
   return { request, reasoningContentCompat: optionalBoolean(b, 'reasoning_content_compat', '') ?? false };
 }
@@ -81,10 +90,7 @@ function addMessage(conversation: ConversationBuilder, message: JsonObject, at: 
       return;
     case 'tool':
       requirePresent(message.tool_call_id, path(at, 'tool_call_id'));
-      conversation.addToolResult(
-        requireString(message.tool_call_id, path(at, 'tool_call_id')),
-        joinedText(message.content, path(at, 'content')),
-      );
+      conversation.addToolResult(requireString(message.tool_call_id, path(at, 'tool_call_id')), joinedText(message.content, path(at, 'content')));
       return;
   }
 }

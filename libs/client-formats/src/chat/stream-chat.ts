@@ -61,7 +61,9 @@ export class ChatStreamEncoder implements StreamEncoder {
       case 'text_delta':
         return [this.chunk({ content: event.text }, null, event.logprobs)];
       case 'tool_call_start':
-        return [this.chunk({ tool_calls: [{ index: this.toolIndex(event.index), id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] })];
+        return [
+          this.chunk({ tool_calls: [{ index: this.toolIndex(event.index), id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] }),
+        ];
       case 'tool_call_delta':
         return [this.chunk({ tool_calls: [{ index: this.toolIndex(event.index), function: { arguments: event.argumentsDelta } }] })];
       case 'finish':

@@ -16,6 +16,10 @@ export interface ParsedClientRequest {
   reasoningContentCompat: boolean;
   /** Responses `metadata`, echoed back on the response object (pass it to the render context). */
   metadata?: Record<string, unknown>;
+  /** Responses `store` (default true, as OpenAI's API): the router stores the reply for later reference. */
+  store?: boolean;
+  /** Responses `previous_response_id`, echoed back (the router already put that response's items in the input). */
+  previousResponseId?: string;
 }
 
 export type Effort = NonNullable<ReasoningOptions['effort']>;
@@ -45,8 +49,7 @@ export interface ReasoningSignals {
  */
 export function buildReasoning(signals: ReasoningSignals, options: ParseOptions): ReasoningOptions | undefined {
   const exclude = signals.exclude === true || options.reasoningExcludeSuffix;
-  const saidAnything =
-    signals.enabled !== undefined || signals.budgetTokens !== undefined || signals.effort !== undefined || exclude;
+  const saidAnything = signals.enabled !== undefined || signals.budgetTokens !== undefined || signals.effort !== undefined || exclude;
   if (!saidAnything) return undefined;
   const reasoning: ReasoningOptions = { enabled: signals.enabled ?? false, exclude };
   if (signals.budgetTokens !== undefined) reasoning.budgetTokens = signals.budgetTokens;

@@ -14,6 +14,9 @@ export interface RenderContext {
   reasoningContentCompat?: boolean;
   /** Responses only: the request's `metadata`, echoed back (`ParsedClientRequest.metadata`). */
   metadata?: Record<string, unknown>;
+  /** Responses only: echoed as `store` and `previous_response_id` (`ParsedClientRequest.store`, `.previousResponseId`). */
+  store?: boolean;
+  previousResponseId?: string;
 }
 
 // ---- stop reasons ----------------------------------------------------------------------------
@@ -89,12 +92,23 @@ export function responsesUsage(usage: Usage): object {
 }
 
 /**
- * Anthropic usage. Only the two counters the canonical usage defines unambiguously are sent; the
- * cache counters are left out because Anthropic's `input_tokens` excludes cache reads while
- * OpenAI's `prompt_tokens` includes them, and the canonical usage does not say which it follows.
+ * Anthropic usage, as Anthropic defines it: `input_tokens` excludes the cache reads and writes,
+ * which have counters of their own (canonical `inputTokens` includes them, as OpenAI's `prompt_tokens`).
  */
-export function messagesUsage(usage: Usage): { input_tokens: number; output_tokens: number } {
-  return { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
+export function messagesUsage(usage: Usage): {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+} {
+  const cacheRead = usage.cachedInputTokens ?? 0;
+  const cacheWrite = usage.cacheWriteTokens ?? 0;
+  return {
+    input_tokens: Math.max(0, usage.inputTokens - cacheRead - cacheWrite),
+    output_tokens: usage.outputTokens,
+    cache_read_input_tokens: cacheRead,
+    cache_creation_input_tokens: cacheWrite,
+  };
 }
 
 // ---- logprobs ---------------------------------------------------------------------------------

@@ -12,4 +12,9 @@ export interface StreamEncoder {
   finish(): string[];
   /** The in-stream error frame that ends the stream (numbered in sequence for the responses format). */
   error(error: WireError, requestId?: string): string[];
+  /**
+   * The whole reply the stream amounted to, once its terminal frame has been encoded (responses: the
+   * `response` of `response.completed` / `response.incomplete`), for formats whose replies are stored.
+   */
+  finalResponse?(): Record<string, unknown> | undefined;
 }

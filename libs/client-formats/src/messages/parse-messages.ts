@@ -5,6 +5,7 @@ import type { CanonicalRequest, ContentPart, ImagePart, ToolCall, ToolChoice, To
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import { ConversationBuilder } from '../common/conversation';
+import { parseMessagesOutputFormat } from '../common/response-format';
 import {
   buildReasoning,
   compact,
@@ -59,6 +60,7 @@ export function parseMessagesRequest(body: unknown, options: ParseOptions): Pars
     reasoning: buildReasoning(parseReasoningSignals(b), options),
     stream: optionalBoolean(b, 'stream', '') ?? false,
     user: userId,
+    responseFormat: parseMessagesOutputFormat(b),
   });
   return { request, reasoningContentCompat: false };
 }
@@ -140,10 +142,7 @@ function userBlock(block: JsonObject, type: string, at: string): ContentPart {
     case 'document':
       return { type: 'text', text: documentText(block, at) };
     default:
-      return fail(
-        path(at, 'type'),
-        `unsupported content block type '${type}'; expected 'text', 'image', 'document', 'tool_result' or 'mid_conv_system'`,
-      );
+      return fail(path(at, 'type'), `unsupported content block type '${type}'; expected 'text', 'image', 'document', 'tool_result' or 'mid_conv_system'`);
   }
 }
 
@@ -242,10 +241,7 @@ function addAssistant(conversation: ConversationBuilder, content: unknown, at: s
         // Server-tool blocks (`server_tool_use`, `web_search_tool_result`, ...) record work done on
         // Anthropic's side; they carry nothing another model could act on.
         if (isServerToolBlock(type)) return;
-        fail(
-          path(blockAt, 'type'),
-          `unsupported assistant content block type '${type}'; expected 'text', 'thinking', 'redacted_thinking' or 'tool_use'`,
-        );
+        fail(path(blockAt, 'type'), `unsupported assistant content block type '${type}'; expected 'text', 'thinking', 'redacted_thinking' or 'tool_use'`);
     }
   });
   conversation.addAssistant(parts, toolCalls);

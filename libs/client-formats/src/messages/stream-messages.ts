@@ -86,8 +86,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      // Real counts are not known until the end; message_delta carries them.
-      usage: { input_tokens: 0, output_tokens: 0 },
+      // The input is known now (clients such as LangChain read it only here); the output comes with message_delta.
+      usage: messagesUsage(event?.usage ?? { inputTokens: 0, outputTokens: 0 }),
     };
     return [eventFrame('message_start', { type: 'message_start', message }), eventFrame('ping', { type: 'ping' })];
   }
@@ -96,7 +96,10 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   /** A delta for a thinking or text block, opening the block first when another kind is open. */
   private delta(kind: 'thinking' | 'text', delta: object): string[] {
-    const frames = this.current?.kind === kind ? [] : this.openBlock(kind, kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' });
+    const frames =
+      this.current?.kind === kind
+        ? []
+        : this.openBlock(kind, kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' });
     frames.push(this.blockDelta((this.current as OpenBlock).index, delta));
     return frames;
   }
@@ -159,7 +162,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private messageEnd(): string[] {
     this.closed = true;
     const stop = this.stop as { reason: StopReason; sequence?: string };
-    const usage = this.usage ? messagesUsage(this.usage) : { input_tokens: 0, output_tokens: 0 };
+    const usage = messagesUsage(this.usage ?? { inputTokens: 0, outputTokens: 0 });
     return [
       eventFrame('message_delta', {
         type: 'message_delta',

@@ -3,6 +3,7 @@ import type { ClientFormat } from '../client-format';
 import { responsesStreamErrorFrame } from './error-body';
 import { parseResponsesRequest } from './parse-responses';
 import { renderResponses } from './render-responses';
+import { resolveStoredReferences, storedReferences, storedResponseId } from './stored-state';
 import { ResponsesStreamEncoder } from './stream-responses';
 
 /** OpenAI responses, `POST /v1/responses`. */
@@ -12,4 +13,5 @@ export const responsesFormat: ClientFormat = {
   createStreamEncoder: (context) => new ResponsesStreamEncoder(context),
   errorBody: openaiErrorBody,
   streamErrorFrame: responsesStreamErrorFrame,
+  storedState: { responseId: storedResponseId, references: storedReferences, resolve: resolveStoredReferences },
 };

@@ -1,14 +1,25 @@
 /**
  * OpenAI Responses request body → canonical request.
  *
- * The router is stateless, so everything the model should see must be in `input`: a string, or the
- * flat item list OpenAI's SDKs send (messages, function calls and their outputs, reasoning items
- * replayed from an earlier response).
+ * Everything the model should see is in `input`: a string, or the flat item list OpenAI's SDKs send
+ * (messages, function calls and their outputs, reasoning items replayed from an earlier response).
+ * `previous_response_id` and `item_reference` items refer to stored responses: the router replaces
+ * them with the stored items (`stored-state.ts`) before this parse sees the body.
  */
 import type { CanonicalRequest, ContentPart, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
+import { parseResponsesTextFormat } from '../common/response-format';
 import { functionDefinition } from '../chat/parse-chat';
-import { buildReasoning, compact, parseEffort, refuseWebSearch, requirePresent, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';
+import {
+  buildReasoning,
+  compact,
+  parseEffort,
+  refuseWebSearch,
+  requirePresent,
+  type ParsedClientRequest,
+  type ParseOptions,
+  type ReasoningSignals,
+} from '../common/parse-common';
 import {
   fail,
   isObject,
@@ -31,9 +42,6 @@ const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 export function parseResponsesRequest(body: unknown, options: ParseOptions): ParsedClientRequest {
   const b = requireBody(body);
   const model = requireModel(b);
-  if (b.previous_response_id !== undefined && b.previous_response_id !== null) {
-    fail('previous_response_id', 'is not supported: responses are not stored, send the whole conversation in input');
-  }
   const conversation = new ConversationBuilder();
   const instructions = optionalString(b, 'instructions', '');
   if (instructions !== undefined) conversation.addSystem(instructions);
@@ -54,9 +62,16 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
     logprobs: wantsLogprobs(b.include),
     topLogprobs: optionalNumber(b, 'top_logprobs', '', { integer: true, min: 0, max: 20 }),
     user: optionalString(b, 'user', '') ?? optionalString(b, 'safety_identifier', ''),
+    responseFormat: parseResponsesTextFormat(b),
   });
   if (request.messages.length === 0) fail('input', 'must contain at least one message');
-  return { request, reasoningContentCompat: false, metadata: parseMetadata(b.metadata) };
+  return {
+    request,
+    reasoningContentCompat: false,
+    metadata: parseMetadata(b.metadata),
+    store: optionalBoolean(b, 'store', '') ?? true,
+    previousResponseId: optionalString(b, 'previous_response_id', ''),
+  };
 }
 
 function addInput(conversation: ConversationBuilder, input: unknown): void {
@@ -65,9 +80,7 @@ function addInput(conversation: ConversationBuilder, input: unknown): void {
     conversation.addUser([{ type: 'text', text: input }]);
     return;
   }
-  requireArray(input, 'input', { nonEmpty: true }).forEach((item, i) =>
-    addItem(conversation, requireObject(item, path('input', i)), path('input', i)),
-  );
+  requireArray(input, 'input', { nonEmpty: true }).forEach((item, i) => addItem(conversation, requireObject(item, path('input', i)), path('input', i)));
 }
 
 function addItem(conversation: ConversationBuilder, item: JsonObject, at: string): void {
@@ -97,10 +110,7 @@ function addItem(conversation: ConversationBuilder, item: JsonObject, at: string
       return;
     }
     default:
-      fail(
-        path(at, 'type'),
-        `unsupported input item type ${JSON.stringify(type)}; expected 'message', 'function_call', 'function_call_output' or 'reasoning'`,
-      );
+      fail(path(at, 'type'), `unsupported input item type ${JSON.stringify(type)}; expected 'message', 'function_call', 'function_call_output' or 'reasoning'`);
   }
 }
 
@@ -137,9 +147,7 @@ function contentPart(part: JsonObject, at: string): ContentPart {
 
 /** System text must be plain text. */
 function textOf(parts: ContentPart[], at: string): string {
-  return parts
-    .map((p, i) => (p.type === 'text' ? p.text : fail(path(at, i, 'type'), 'system and developer messages may only contain text')))
-    .join('');
+  return parts.map((p, i) => (p.type === 'text' ? p.text : fail(path(at, i, 'type'), 'system and developer messages may only contain text'))).join('');
 }
 
 function addFunctionOutput(conversation: ConversationBuilder, item: JsonObject, at: string): void {
@@ -152,7 +160,12 @@ function addFunctionOutput(conversation: ConversationBuilder, item: JsonObject, 
   }
   const parts = contentParts(item.output, outputAt);
   const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
-  conversation.addToolResult(callId, text, undefined, parts.filter((p) => p.type === 'image'));
+  conversation.addToolResult(
+    callId,
+    text,
+    undefined,
+    parts.filter((p) => p.type === 'image'),
+  );
 }
 
 /** A reasoning item's summary (or, failing that, its raw content) as one thinking part. */

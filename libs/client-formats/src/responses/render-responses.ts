@@ -9,6 +9,7 @@ import {
   responsesUsage,
   visibleReasoning,
 } from '../common/render-common';
+import { responsesTextField } from '../common/response-format';
 
 export function renderResponses(response: CanonicalResponse, context: RenderContext): object {
   const ids = responsesItemIds(response.id);
@@ -53,11 +54,11 @@ export function responsesEnvelope(fields: ResponsesEnvelopeFields, context: Rend
     model: fields.model,
     output: fields.output,
     parallel_tool_calls: true,
-    previous_response_id: null,
+    previous_response_id: context.previousResponseId ?? null,
     reasoning: { effort: request.reasoning?.effort ?? null, summary: null },
-    store: false,
+    store: context.store ?? false,
     temperature: request.temperature ?? 1,
-    text: { format: { type: 'text' } },
+    text: responsesTextField(request.responseFormat),
     tool_choice: responsesToolChoice(request.toolChoice),
     tools: (request.tools ?? []).map(responsesTool),
     top_p: request.topP ?? 1,
@@ -87,21 +88,11 @@ export function responsesOutputText(text: string, logprobs?: TokenLogprob[]): ob
   return part;
 }
 
-export function responsesMessageItem(
-  id: string,
-  text: string,
-  status: 'in_progress' | 'completed',
-  logprobs?: TokenLogprob[],
-): object {
+export function responsesMessageItem(id: string, text: string, status: 'in_progress' | 'completed', logprobs?: TokenLogprob[]): object {
   const content = status === 'in_progress' ? [] : [responsesOutputText(text, logprobs)];
   return { id, type: 'message', status, role: 'assistant', content };
 }
 
-export function responsesFunctionCallItem(
-  id: string,
-  call: Pick<ToolCall, 'id' | 'name'>,
-  args: string,
-  status: 'in_progress' | 'completed',
-): object {
+export function responsesFunctionCallItem(id: string, call: Pick<ToolCall, 'id' | 'name'>, args: string, status: 'in_progress' | 'completed'): object {
   return { id, type: 'function_call', status, call_id: call.id, name: call.name, arguments: args };
 }

@@ -11,13 +11,7 @@ import type { CanonicalStreamEvent, StopReason, TokenLogprob, Usage } from '@gat
 import type { WireError } from '../common/wire-error';
 import { responsesStreamErrorFrame } from './error-body';
 import { logprobsWithBytes, type RenderContext, responsesDeltaLogprobs, responsesItemIds } from '../common/render-common';
-import {
-  responsesEnvelope,
-  responsesFunctionCallItem,
-  responsesMessageItem,
-  responsesOutputText,
-  responsesReasoningItem,
-} from './render-responses';
+import { responsesEnvelope, responsesFunctionCallItem, responsesMessageItem, responsesOutputText, responsesReasoningItem } from './render-responses';
 import { eventFrame } from '../common/sse';
 import type { StreamEncoder } from '../common/stream-encoder';
 
@@ -57,6 +51,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private stopReason: StopReason | undefined;
   private usage: Usage | undefined;
   private closed = false;
+  private final: Record<string, unknown> | undefined;
 
   constructor(private readonly context: RenderContext) {}
 
@@ -72,6 +67,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const frames = this.meta ? [] : this.start(undefined);
     if (this.stopReason === undefined) frames.push(...this.closeAll('stop'));
     return [...frames, ...this.terminal()];
+  }
+
+  finalResponse(): Record<string, unknown> | undefined {
+    return this.final;
   }
 
   error(error: WireError, requestId?: string): string[] {
@@ -120,9 +119,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       frames.push(this.event('response.reasoning_summary_text.delta', { ...where, summary_index: 0, delta }));
     } else {
       if (logprobs) item.logprobs = [...(item.logprobs ?? []), ...logprobs];
-      frames.push(
-        this.event('response.output_text.delta', { ...where, content_index: 0, delta, logprobs: responsesDeltaLogprobs(logprobs) }),
-      );
+      frames.push(this.event('response.output_text.delta', { ...where, content_index: 0, delta, logprobs: responsesDeltaLogprobs(logprobs) }));
     }
     return frames;
   }
@@ -232,6 +229,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private terminal(): string[] {
     this.closed = true;
     const response = this.envelope() as { status: string };
+    this.final = response as Record<string, unknown>;
     const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     return [this.event(type, { response })];
   }

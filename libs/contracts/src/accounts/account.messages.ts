@@ -9,6 +9,15 @@ export const SUMMARY_ROUTES = ['chat.completions', 'images.generations', 'images
 /** Routes whose log entries carry token counts (text models). */
 export const TOKEN_ROUTES = new Set(['chat.completions', 'responses', 'messages', 'embeddings', 'moderations', 'decisions']);
 
+/**
+ * Token routes whose log entries also say how much of the input came from or went to the provider's
+ * prompt cache (text generation; embeddings, moderations and decisions use no prompt cache).
+ */
+export const CACHE_TOKEN_ROUTES = new Set(['chat.completions', 'responses', 'messages']);
+
+/** The gateway's request ids, as `x-request-id` carries them. */
+export const REQUEST_ID_PATTERN = /^req_[0-9a-f]{32}$/;
+
 export const LOGS_DEFAULT_LIMIT = 50;
 export const LOGS_MAX_LIMIT = 500;
 /** 9999-12-31T23:59:59Z: the latest `since` / `until`, inside what dates and the database can hold. */
@@ -30,6 +39,16 @@ export class LogsQuery {
   @IsString()
   @Matches(/^[A-Za-z0-9_-]{1,200}$/, { message: 'cursor is not a cursor this API returned' })
   cursor?: string;
+
+  @ApiPropertyOptional({
+    description: "Only the request with this id: the `x-request-id` header of its response. An id that is not the caller's gives an empty list.",
+    pattern: REQUEST_ID_PATTERN.source,
+    example: 'req_0f3c9a1b2c3d4e5f60718293a4b5c6d7',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(REQUEST_ID_PATTERN, { message: 'request_id must be a gateway request id (req_ and 32 hex digits, as in x-request-id)' })
+  request_id?: string;
 
   @ApiPropertyOptional({ description: 'Only requests to this model.', minLength: 1, maxLength: 256 })
   @IsOptional()
@@ -99,6 +118,8 @@ export interface UsageSummary {
 }
 
 export interface LogEntry {
+  /** The gateway's request id: the `x-request-id` the client got. */
+  request_id: string;
   key: string;
   model: string;
   route: string;
@@ -106,8 +127,13 @@ export interface LogEntry {
   timestamp: number;
   status: UsageStatus;
   ip: string;
+  /** Token routes: every input token, cache reads and writes included. */
   input_tokens?: number;
   output_tokens?: number;
+  /** Text-generation routes: of `input_tokens`, those read from the provider's prompt cache. */
+  cache_read_input_tokens?: number;
+  /** Text-generation routes: of `input_tokens`, those written to the provider's prompt cache. */
+  cache_creation_input_tokens?: number;
 }
 
 export interface LogsPage {
@@ -115,7 +141,6 @@ export interface LogsPage {
   /** Present when more entries follow. */
   nextCursor?: string;
 }
-
 
 export class AccountBudgetRequest {
   @IsString()

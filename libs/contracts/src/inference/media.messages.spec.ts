@@ -12,7 +12,9 @@ describe('media request bodies', () => {
   it('accept what the official client sends', () => {
     expect(problems(EmbeddingsBody, { model: 'sim-embed', input: ['a', 'b'], encoding_format: 'base64', dimensions: 8 })).toEqual([]);
     expect(problems(ModerationsBody, { input: '' })).toEqual([]);
-    expect(problems(ImageGenerationBody, { prompt: 'a cat', n: 2, size: '1792x1024', quality: 'hd', style: 'natural', response_format: 'b64_json', public: true })).toEqual([]);
+    expect(
+      problems(ImageGenerationBody, { prompt: 'a cat', n: 2, size: '1792x1024', quality: 'hd', style: 'natural', response_format: 'b64_json', public: true }),
+    ).toEqual([]);
   });
 
   it('name the field and, for inputs, the offending item', () => {

@@ -82,7 +82,7 @@ export interface ModelEntry {
   owned_by?: string;
   created?: number;
   tokens?: number;
-  pricing?: { input: number; output: number };
+  pricing?: { input: number; output: number; cache_read?: number; cache_write?: number };
   endpoints?: string[];
   premium_model?: boolean;
   voices?: string[];

@@ -20,8 +20,22 @@ export interface UsageRecordedEvent {
   model: string;
   /** `chat.completions`, `responses`, `messages`, ... */
   route: string;
+  /**
+   * Every input token of the request, those read from or written to the provider's prompt cache
+   * included (as OpenAI's `prompt_tokens`, unlike Anthropic's `input_tokens`).
+   */
   inputTokens: number;
   outputTokens: number;
+  /**
+   * How many of `inputTokens` were read from the provider's prompt cache (priced at the model's
+   * `pricing.cache_read`). Absent when the upstream reported no cache usage.
+   */
+  cacheReadTokens?: number;
+  /**
+   * How many of `inputTokens` were written to the provider's prompt cache (priced at the model's
+   * `pricing.cache_write`). Absent when the upstream reported no cache usage.
+   */
+  cacheWriteTokens?: number;
   /** Items generated (images, videos), priced at the model's `pricing.per_item`; absent for text. */
   units?: number;
   status: UsageStatus;

@@ -24,13 +24,19 @@ describe('CreateProxyKeyDto', () => {
     expect(problems(CreateProxyKeyDto, { name: 'a', allocated_ammount: 1, expires_at: -1, spend_window: null })).toEqual([]);
   });
 
+  it('leaves large allocations to the daily-limit rule, which names the limit', () => {
+    expect(problems(CreateProxyKeyDto, { name: 'a', allocated_ammount: 1e12 })).toEqual([]);
+    expect(problems(CreateProxyKeyDto, { name: 'a', allocated_ammount: 1e308 })).toEqual([]);
+    expect(problems(UpdateProxyKeyDto, { proxy_key: 'k', allocated_ammount: 1e12 })).toEqual([]);
+  });
+
   it.each([
     ['name over 25 characters', { name: 'x'.repeat(26), allocated_ammount: 1 }, 'name'],
     ['empty name', { name: '', allocated_ammount: 1 }, 'name'],
     ['missing allocation', { name: 'a' }, 'allocated_ammount'],
     ['negative allocation', { name: 'a', allocated_ammount: -1 }, 'allocated_ammount'],
     ['allocation with 9 decimals', { name: 'a', allocated_ammount: 0.123456789 }, 'allocated_ammount'],
-    ['allocation Infinity-like', { name: 'a', allocated_ammount: 1e308 }, 'allocated_ammount'],
+    ['allocation as a string', { name: 'a', allocated_ammount: '5' }, 'allocated_ammount'],
     ['expiry in the past', { name: 'a', allocated_ammount: 1, expires_at: 1 }, 'expires_at'],
     ['expiry -2', { name: 'a', allocated_ammount: 1, expires_at: -2 }, 'expires_at'],
     ['expiry null', { name: 'a', allocated_ammount: 1, expires_at: null }, 'expires_at'],

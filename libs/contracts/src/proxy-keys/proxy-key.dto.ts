@@ -1,33 +1,24 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Length,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNumber, IsOptional, IsString, Length, MaxLength, Min } from 'class-validator';
 import { SpendWindow, SpendWindows } from '../keys';
 import { IsExpiry, IsIpOrCidr, IsOptionalNotNull } from '../validation';
 
 export const PROXY_KEY_NAME_MAX = 25;
 export const PROXY_KEY_VALUE_MAX = 256;
 export const WHITELIST_MAX_ENTRIES = 256;
-/** Far above any plan's daily limit; keeps a decimal column from overflowing. */
+/**
+ * The largest daily limit an operator may configure. An allocation is refused above the account's
+ * daily limit (with the spec's message, however large the amount), so no allocation reaches the
+ * decimal column's bounds.
+ */
 export const ALLOCATION_CEILING = 1_000_000_000;
 
-const amountRules = [
-  IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 8 }),
-  Min(0),
-  Max(ALLOCATION_CEILING),
-];
-const apply = (decorators: PropertyDecorator[]): PropertyDecorator => (target, key) =>
-  decorators.forEach((decorator) => decorator(target, key));
+// No upper bound here: above the daily limit the key service answers the spec's message.
+const amountRules = [IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 8 }), Min(0)];
+const apply =
+  (decorators: PropertyDecorator[]): PropertyDecorator =>
+  (target, key) =>
+    decorators.forEach((decorator) => decorator(target, key));
 
 // The OpenAPI reference is generated from these classes (apps/edge-gateway/src/openapi): each
 // property states, next to its validation rules, the same rules for the document.
@@ -43,13 +34,12 @@ const doc = {
   allocatedAmount: {
     description: "Credits the key may spend (per `spend_window` when one is set); at most 8 decimals and not above the plan's daily limit.",
     minimum: 0,
-    maximum: ALLOCATION_CEILING,
     example: 5,
   },
   spendWindow: {
     enum: [...SpendWindows],
     nullable: true,
-    description: 'The window the allocation applies per; `null` or absent: one allocation for the key\'s lifetime.',
+    description: "The window the allocation applies per; `null` or absent: one allocation for the key's lifetime.",
   },
   modelWhitelist: {
     type: 'array',
@@ -174,7 +164,7 @@ export class UpdateProxyKeyDto extends UpdateProxyKeyFieldsDto {
 
 @ApiSchema({ name: 'ValidateProxyKeyRequest' })
 export class ValidateProxyKeyDto {
-  @ApiPropertyOptional({ description: 'Checked against the key\'s `model_whitelist` when sent.', maxLength: 256 })
+  @ApiPropertyOptional({ description: "Checked against the key's `model_whitelist` when sent.", maxLength: 256 })
   @IsOptional()
   @IsString()
   @MaxLength(256)

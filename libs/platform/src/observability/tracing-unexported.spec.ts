@@ -1,13 +1,5 @@
 import { context } from '@opentelemetry/api';
-import {
-  activeTraceIds,
-  extractTraceContext,
-  gatewayTracer,
-  injectTraceContext,
-  startTracing,
-  trace,
-  traceHeaders,
-} from './tracing';
+import { activeTraceIds, extractTraceContext, gatewayTracer, injectTraceContext, startTracing, trace, traceHeaders } from './tracing';
 
 /** Without an OTLP endpoint (or any other span processor) nothing is recorded, but traces still flow. */
 describe('tracing with nothing to export to', () => {

@@ -130,11 +130,7 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
  * Runs `fn` in a consumer span that continues the trace of `carrier` (a job's `traceContext`), so
  * a BullMQ job is part of the request that enqueued it. The span ends when `fn`'s promise settles.
  */
-export function runWithExtractedContext<T>(
-  carrier: Record<string, string> | undefined | null,
-  fn: () => T | Promise<T>,
-  spanName = 'job process',
-): Promise<T> {
+export function runWithExtractedContext<T>(carrier: Record<string, string> | undefined | null, fn: () => T | Promise<T>, spanName = 'job process'): Promise<T> {
   return inSpan(spanName, { kind: SpanKind.CONSUMER, parent: extractTraceContext(carrier) }, async () => fn());
 }
 

@@ -117,6 +117,28 @@ class ChatReasoning {
   enabled?: boolean;
 }
 
+class ChatJsonSchemaFormat {
+  @ApiProperty({ pattern: '^[A-Za-z0-9_-]{1,64}$' })
+  name: string;
+
+  @ApiProperty({ ...JSON_SCHEMA_OBJECT, description: 'The JSON Schema the answer must match (an object; at most 64 levels deep and 100,000 characters).' })
+  schema: Record<string, unknown>;
+
+  @ApiPropertyOptional()
+  strict?: boolean;
+
+  @ApiPropertyOptional()
+  description?: string;
+}
+
+class ChatResponseFormat {
+  @ApiProperty({ enum: ['text', 'json_object', 'json_schema'] })
+  type: string;
+
+  @ApiPropertyOptional({ type: ChatJsonSchemaFormat, description: 'With `type: json_schema`.' })
+  json_schema?: ChatJsonSchemaFormat;
+}
+
 class ChatStreamOptions {
   @ApiPropertyOptional({ description: 'Send a last chunk with `usage` and empty `choices`.' })
   include_usage?: boolean;
@@ -180,6 +202,13 @@ export class ChatCompletionRequestSchema {
 
   @ApiPropertyOptional({ description: 'Accepted for compatibility; no web search is run.' })
   web_search?: boolean;
+
+  @ApiPropertyOptional({
+    type: ChatResponseFormat,
+    description:
+      'Structured output: the answer (`message.content`) is JSON (`json_object`), valid against the schema too (`json_schema`). A format the model cannot honour is a 400 naming this field.',
+  })
+  response_format?: ChatResponseFormat;
 
   @ApiPropertyOptional({ type: ChatThinking })
   thinking?: ChatThinking;

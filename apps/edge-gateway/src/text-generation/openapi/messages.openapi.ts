@@ -98,7 +98,7 @@ class MessagesThinkingConfig {
 
 @ApiSchema({ name: 'MessagesTool', description: 'A custom tool. Server tools (a versioned `type`, no `input_schema`) are skipped.' })
 export class MessagesToolSchema {
-  @ApiPropertyOptional({ description: '`custom`, or a server tool\'s versioned type.' })
+  @ApiPropertyOptional({ description: "`custom`, or a server tool's versioned type." })
   type?: string;
 
   @ApiProperty()
@@ -130,9 +130,28 @@ class MessagesMetadata {
   user_id?: string;
 }
 
+class MessagesOutputFormat {
+  @ApiProperty({ enum: ['json_schema'] })
+  type: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The JSON Schema the answer must match (an object; at most 64 levels deep and 100,000 characters).',
+  })
+  schema: Record<string, unknown>;
+}
+
 class MessagesOutputConfig {
   @ApiPropertyOptional({ enum: ['low', 'medium', 'high'] })
   effort?: string;
+
+  @ApiPropertyOptional({
+    type: MessagesOutputFormat,
+    description:
+      'Structured output: the answer is one `text` block of JSON valid against the schema. A format the model cannot honour is a 400 naming `output_config.format`.',
+  })
+  format?: MessagesOutputFormat;
 }
 
 @ApiSchema({ name: 'MessagesRequest' })
@@ -147,7 +166,10 @@ export class MessagesRequestSchema {
   @ApiPropertyOptional({ type: 'integer', minimum: 1 })
   max_tokens?: number;
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: getSchemaPath(MessagesTextBlock) } }], description: 'The standing prompt.' })
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: getSchemaPath(MessagesTextBlock) } }],
+    description: 'The standing prompt.',
+  })
   system?: unknown;
 
   @ApiPropertyOptional({ type: MessagesThinkingConfig })
@@ -185,17 +207,29 @@ export class MessagesRequestSchema {
 
   @ApiPropertyOptional({ type: MessagesOutputConfig })
   output_config?: MessagesOutputConfig;
+
+  @ApiPropertyOptional({ type: MessagesOutputFormat, description: 'The older beta spelling of `output_config.format`; send one of the two.', deprecated: true })
+  output_format?: MessagesOutputFormat;
 }
 
 class MessagesUsage {
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Input tokens not read from or written to the prompt cache (as Anthropic counts them). In a stream, `message_start` carries the real count.',
+  })
   input_tokens: number;
 
   @ApiProperty({ type: 'integer' })
   output_tokens: number;
+
+  @ApiProperty({ type: 'integer', description: "Input tokens read from the provider's prompt cache (Anthropic upstreams report them; 0 otherwise)." })
+  cache_read_input_tokens: number;
+
+  @ApiProperty({ type: 'integer', description: "Input tokens written to the provider's prompt cache (Anthropic upstreams report them; 0 otherwise)." })
+  cache_creation_input_tokens: number;
 }
 
-@ApiSchema({ name: 'Message', description: 'A message object (the messages format\'s reply).' })
+@ApiSchema({ name: 'Message', description: "A message object (the messages format's reply)." })
 export class MessageObjectSchema {
   @ApiProperty({ example: 'msg_…' })
   id: string;

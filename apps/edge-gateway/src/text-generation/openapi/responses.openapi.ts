@@ -2,15 +2,19 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaP
 import { EFFORT_LEVELS, JSON_SCHEMA_OBJECT, MODEL_DESCRIPTION } from './common.openapi';
 
 // OpenAI Responses, as the router parses it (apps/inference-router/src/client-formats/parse-responses.ts)
-// and renders it (render-response.ts). Nothing is stored: every request carries the whole conversation.
+// and renders it (render-response.ts). Replies are stored unless `store: false` (see docs/api.md).
 
 @ApiSchema({
   name: 'ResponsesInputItem',
-  description: 'An item of `input`: a message (the default `type`), a `function_call`, its `function_call_output`, or replayed `reasoning`.',
+  description:
+    'An item of `input`: a message (the default `type`), a `function_call`, its `function_call_output`, replayed `reasoning`, or an `item_reference` (`{type, id}`) to an item of a stored response.',
 })
 export class ResponsesInputItemSchema {
-  @ApiPropertyOptional({ enum: ['message', 'function_call', 'function_call_output', 'reasoning'], default: 'message' })
+  @ApiPropertyOptional({ enum: ['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference'], default: 'message' })
   type?: string;
+
+  @ApiPropertyOptional({ description: 'The item id: required for `item_reference` (an input or output item of a stored response of the caller).' })
+  id?: string;
 
   @ApiPropertyOptional({ enum: ['user', 'assistant', 'system', 'developer'], description: 'Messages.' })
   role?: string;
@@ -69,6 +73,32 @@ class ResponsesReasoningRequest {
   summary?: boolean | string;
 }
 
+class ResponsesTextFormat {
+  @ApiProperty({ enum: ['text', 'json_object', 'json_schema'] })
+  type: string;
+
+  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: '`json_schema`: required.' })
+  name?: string;
+
+  @ApiPropertyOptional({ ...JSON_SCHEMA_OBJECT, description: '`json_schema`: required; an object, at most 64 levels deep and 100,000 characters.' })
+  schema?: Record<string, unknown>;
+
+  @ApiPropertyOptional()
+  strict?: boolean;
+
+  @ApiPropertyOptional()
+  description?: string;
+}
+
+class ResponsesTextConfig {
+  @ApiPropertyOptional({
+    type: ResponsesTextFormat,
+    description:
+      'Structured output: the output text is JSON (`json_object`), valid against the schema too (`json_schema`). Echoed in the response. A format the model cannot honour is a 400 naming `text.format`.',
+  })
+  format?: ResponsesTextFormat;
+}
+
 @ApiSchema({ name: 'ResponsesRequest' })
 @ApiExtraModels(ResponsesInputItemSchema)
 export class ResponsesRequestSchema {
@@ -97,7 +127,10 @@ export class ResponsesRequestSchema {
   tools?: ResponsesToolSchema[];
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string', enum: ['auto', 'none', 'required'] }, { type: 'object', additionalProperties: true }],
+    oneOf: [
+      { type: 'string', enum: ['auto', 'none', 'required'] },
+      { type: 'object', additionalProperties: true },
+    ],
     description: '`auto`, `none`, `required`, or `{type: function, name}`.',
   })
   tool_choice?: unknown;
@@ -107,6 +140,9 @@ export class ResponsesRequestSchema {
 
   @ApiPropertyOptional({ type: ResponsesReasoningRequest })
   reasoning?: ResponsesReasoningRequest;
+
+  @ApiPropertyOptional({ type: ResponsesTextConfig })
+  text?: ResponsesTextConfig;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Echoed back on the response.' })
   metadata?: Record<string, string>;
@@ -120,8 +156,17 @@ export class ResponsesRequestSchema {
   @ApiPropertyOptional()
   user?: string;
 
-  @ApiPropertyOptional({ description: 'Refused with 400: responses are not stored; send the whole conversation in `input`.', deprecated: true })
+  @ApiPropertyOptional({
+    description:
+      "A stored response of the caller: its input and output items come before this request's `input` (its `instructions` do not carry over). Unknown, expired or another key's: 404.",
+  })
   previous_response_id?: string;
+
+  @ApiPropertyOptional({
+    default: true,
+    description: 'Store the reply for `GET /v1/responses/{id}`, `previous_response_id` and `item_reference`; `false` stores nothing.',
+  })
+  store?: boolean;
 }
 
 class ResponsesOutputText {
@@ -224,7 +269,7 @@ class ResponsesUsage {
   total_tokens: number;
 }
 
-@ApiSchema({ name: 'Response', description: 'A response object; the request\'s settings are echoed back as OpenAI does.' })
+@ApiSchema({ name: 'Response', description: "A response object; the request's settings are echoed back as OpenAI does." })
 @ApiExtraModels(ResponsesOutputMessageSchema, ResponsesReasoningItemSchema, ResponsesFunctionCallSchema)
 export class ResponseObjectSchema {
   @ApiProperty({ example: 'resp_…' })
@@ -272,19 +317,19 @@ export class ResponseObjectSchema {
   @ApiProperty()
   parallel_tool_calls: boolean;
 
-  @ApiProperty({ type: 'null', description: 'Nothing is stored.' })
-  previous_response_id: null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'As requested.' })
+  previous_response_id: string | null;
 
   @ApiProperty({ type: 'object', additionalProperties: true, description: '`{effort, summary}` as requested.' })
   reasoning: Record<string, unknown>;
 
-  @ApiProperty({ description: 'Always false: nothing is stored.' })
+  @ApiProperty({ description: "Whether the reply was stored (the request's `store`, default true)." })
   store: boolean;
 
   @ApiProperty()
   temperature: number;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: '`{format: {type: text}}`.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "`{format}`: the request's `text.format`, `{type: text}` by default." })
   text: Record<string, unknown>;
 
   @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] })
@@ -302,6 +347,40 @@ export class ResponseObjectSchema {
   @ApiProperty({ type: 'string', nullable: true })
   user: string | null;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The request\'s `metadata`, echoed.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "The request's `metadata`, echoed." })
   metadata: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'DeletedResponse' })
+export class DeletedResponseSchema {
+  @ApiProperty({ example: 'resp_…' })
+  id: string;
+
+  @ApiProperty({ enum: ['response'] })
+  object: 'response';
+
+  @ApiProperty({ enum: [true] })
+  deleted: true;
+}
+
+@ApiSchema({ name: 'ResponseInputItemList', description: "A page of a stored response's input items, OpenAI's list shape." })
+export class ResponseInputItemListSchema {
+  @ApiProperty({ enum: ['list'] })
+  object: 'list';
+
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true, required: ['id', 'type'], properties: { id: { type: 'string' }, type: { type: 'string' } } },
+    description: 'Items with their ids: messages (content as parts), function calls and their outputs, reasoning.',
+  })
+  data: Record<string, unknown>[];
+
+  @ApiProperty({ type: 'string', nullable: true })
+  first_id: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  last_id: string | null;
+
+  @ApiProperty()
+  has_more: boolean;
 }

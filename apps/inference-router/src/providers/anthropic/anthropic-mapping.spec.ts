@@ -33,13 +33,25 @@ describe('toAnthropicRequest', () => {
         { role: 'tool', toolCallId: 'toolu_2', content: 'timeout', isError: true },
         { role: 'system', content: 'Answer in French.' },
         { role: 'assistant', content: [{ type: 'text', text: '' }] },
-        { role: 'user', content: [{ type: 'image', url: 'data:image/png;base64,iVBO' }, { type: 'image', url: 'https://example.com/a.jpg' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'image', url: 'data:image/png;base64,iVBO' },
+            { type: 'image', url: 'https://example.com/a.jpg' },
+          ],
+        },
       ],
     });
     const body = toAnthropicRequest(request, 'claude-test', false);
     expect(body.system).toBe('Be brief.');
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris and Oslo?' }, { type: 'text', text: 'Quickly please.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather in Paris and Oslo?' },
+          { type: 'text', text: 'Quickly please.' },
+        ],
+      },
       {
         role: 'assistant',
         content: [
@@ -64,7 +76,12 @@ describe('toAnthropicRequest', () => {
 
   it('puts tool results first when they merge into a user turn that has text', () => {
     const body = toAnthropicRequest(
-      canonicalRequest({ messages: [{ role: 'system', content: 'Note.' }, { role: 'tool', toolCallId: 't1', content: 'ok' }] }),
+      canonicalRequest({
+        messages: [
+          { role: 'system', content: 'Note.' },
+          { role: 'tool', toolCallId: 't1', content: 'ok' },
+        ],
+      }),
       'm',
       false,
     );
@@ -73,7 +90,16 @@ describe('toAnthropicRequest', () => {
 
   it('maps sampling, stop, tools, tool choice and user; defaults max_tokens to 4096', () => {
     const body = toAnthropicRequest(
-      canonicalRequest({ temperature: 0.5, topP: 0.9, topK: 20, stop: ['END'], tools: [weatherTool, { name: 'ping', parameters: {} }], toolChoice: 'required', user: 'u-1', stream: true }),
+      canonicalRequest({
+        temperature: 0.5,
+        topP: 0.9,
+        topK: 20,
+        stop: ['END'],
+        tools: [weatherTool, { name: 'ping', parameters: {} }],
+        toolChoice: 'required',
+        user: 'u-1',
+        stream: true,
+      }),
       'claude-test',
       true,
     );
@@ -102,7 +128,10 @@ describe('toAnthropicRequest', () => {
 
   it('enables thinking with a budget below max_tokens, leaving out temperature and top_k', () => {
     const reasoning = { enabled: true, exclude: false };
-    expect(toAnthropicRequest(canonicalRequest({ reasoning }), 'm', false)).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 4096 });
+    expect(toAnthropicRequest(canonicalRequest({ reasoning }), 'm', false)).toMatchObject({
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      max_tokens: 4096,
+    });
     expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens: 2000 }, maxTokens: 2500 }), 'm', false)).toMatchObject({
       thinking: { type: 'enabled', budget_tokens: 2000 },
       max_tokens: 2500,
@@ -119,7 +148,10 @@ describe('toAnthropicRequest', () => {
         expect.objectContaining({ status: 400, param: 'max_tokens', message: expect.stringContaining('reasoning tokens count against max_tokens') }),
       );
     }
-    expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens: 100 } }), 'm', false).thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, budgetTokens: 100 } }), 'm', false).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 1024,
+    });
     const body = toAnthropicRequest(canonicalRequest({ reasoning, temperature: 0.3, topK: 5, topP: 0.95 }), 'm', false);
     expect(body).toMatchObject({ top_p: 0.95 });
     expect(body.temperature).toBeUndefined();
@@ -149,7 +181,7 @@ describe('fromAnthropicResponse', () => {
         ],
         stop_reason: 'tool_use',
         stop_sequence: null,
-        usage: { input_tokens: 20, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 0 },
+        usage: { input_tokens: 20, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 30 },
       },
       request,
     );
@@ -162,12 +194,21 @@ describe('fromAnthropicResponse', () => {
       reasoningSignature: 'EqQB',
       toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
       stopReason: 'tool_calls',
-      usage: { inputTokens: 120, outputTokens: 40, cachedInputTokens: 100 },
+      usage: { inputTokens: 150, outputTokens: 40, cachedInputTokens: 100, cacheWriteTokens: 30 },
     });
   });
 
   it('reports the stop sequence and maps every stop reason', () => {
-    const response = fromAnthropicResponse({ id: 'msg_2', content: [{ type: 'text', text: 'one two' }], stop_reason: 'stop_sequence', stop_sequence: 'three', usage: { input_tokens: 3, output_tokens: 2 } }, request);
+    const response = fromAnthropicResponse(
+      {
+        id: 'msg_2',
+        content: [{ type: 'text', text: 'one two' }],
+        stop_reason: 'stop_sequence',
+        stop_sequence: 'three',
+        usage: { input_tokens: 3, output_tokens: 2 },
+      },
+      request,
+    );
     expect(response).toMatchObject({ stopReason: 'stop_sequence', stopSequence: 'three' });
     expect(fromAnthropicStopReason('end_turn')).toBe('stop');
     expect(fromAnthropicStopReason('max_tokens')).toBe('length');
@@ -194,7 +235,10 @@ describe('AnthropicStreamMapper', () => {
 
   it('maps thinking, text and tool use blocks, numbering tools in order', () => {
     const events = run([
-      { type: 'message_start', message: { id: 'msg_s', usage: { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 5 } } },
+      {
+        type: 'message_start',
+        message: { id: 'msg_s', usage: { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 5, cache_creation_input_tokens: 7 } },
+      },
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig==' } },
@@ -213,7 +257,14 @@ describe('AnthropicStreamMapper', () => {
       { type: 'message_stop' },
     ]);
     expect(events).toEqual([
-      { type: 'start', id: 'msg_s', model: 'public-model', created: expect.any(Number) },
+      // The whole input, reported at the start: a stream cut short is billed it.
+      {
+        type: 'start',
+        id: 'msg_s',
+        model: 'public-model',
+        created: expect.any(Number),
+        usage: { inputTokens: 37, outputTokens: 1, cachedInputTokens: 5, cacheWriteTokens: 7 },
+      },
       { type: 'reasoning_delta', text: 'Hmm.' },
       { type: 'reasoning_signature', signature: 'sig==' },
       { type: 'text_delta', text: 'On it.' },
@@ -222,7 +273,7 @@ describe('AnthropicStreamMapper', () => {
       { type: 'tool_call_start', index: 1, id: 'toolu_b', name: 'ping' },
       { type: 'tool_call_delta', index: 1, argumentsDelta: '{}' },
       { type: 'finish', stopReason: 'tool_calls' },
-      { type: 'usage', usage: { inputTokens: 30, outputTokens: 60, cachedInputTokens: 5 } },
+      { type: 'usage', usage: { inputTokens: 37, outputTokens: 60, cachedInputTokens: 5, cacheWriteTokens: 7 } },
     ]);
   });
 
@@ -244,7 +295,9 @@ describe('AnthropicStreamMapper', () => {
     expect(() => mapper.map({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })).toThrow(
       expect.objectContaining({ status: 529, retryable: true, message: 'Overloaded' }),
     );
-    expect(() => mapper.map({ type: 'error', error: { type: 'invalid_request_error', message: 'bad' } })).toThrow(expect.objectContaining({ status: 400, retryable: false }));
+    expect(() => mapper.map({ type: 'error', error: { type: 'invalid_request_error', message: 'bad' } })).toThrow(
+      expect.objectContaining({ status: 400, retryable: false }),
+    );
     expect(() => mapper.end()).toThrow(expect.objectContaining({ status: 502, retryable: true }));
   });
 });

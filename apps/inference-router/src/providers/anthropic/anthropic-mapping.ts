@@ -6,6 +6,7 @@ import type {
   CanonicalStreamEvent,
   ContentPart,
   ImagePart,
+  ResponseFormat,
   StopReason,
   ToolCall,
   ToolChoice,
@@ -50,6 +51,8 @@ export interface AnthropicMessagesRequest {
   tool_choice?: AnthropicToolChoice;
   thinking?: { type: 'enabled'; budget_tokens: number };
   metadata?: { user_id: string };
+  /** Anthropic's structured outputs, on models that have them. */
+  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
   stream: boolean;
 }
 
@@ -84,7 +87,15 @@ export interface AnthropicStreamEvent {
   message?: { id?: string; usage?: AnthropicUsage };
   index?: number;
   content_block?: AnthropicResponseBlock;
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
@@ -98,7 +109,16 @@ export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
  * Request: canonical → Anthropic
  * ---------------------------------------------------------------------------------------------- */
 
-export function toAnthropicRequest(request: CanonicalRequest, upstreamModel: string, stream: boolean): AnthropicMessagesRequest {
+/**
+ * `nativeStructuredOutputs`: the model takes `output_config.format` (catalog `structured_outputs`);
+ * otherwise a requested format becomes the forced tool named by `formatToolName`.
+ */
+export function toAnthropicRequest(
+  request: CanonicalRequest,
+  upstreamModel: string,
+  stream: boolean,
+  nativeStructuredOutputs = false,
+): AnthropicMessagesRequest {
   const thinkingBudget = request.reasoning?.enabled
     ? Math.max(request.reasoning.budgetTokens ?? ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_MIN_THINKING_BUDGET)
     : undefined;
@@ -124,7 +144,65 @@ export function toAnthropicRequest(request: CanonicalRequest, upstreamModel: str
   if (request.toolChoice !== undefined) body.tool_choice = toAnthropicToolChoice(request.toolChoice);
   if (thinkingBudget !== undefined) body.thinking = { type: 'enabled', budget_tokens: thinkingBudget };
   if (request.user !== undefined) body.metadata = { user_id: request.user };
+  applyResponseFormat(body, request, nativeStructuredOutputs);
   return body;
+}
+
+/** Name of the forced tool generated for a JSON-only reply; the answer is that tool's input. */
+const DEFAULT_FORMAT_TOOL = 'structured_output';
+const FORMAT_TOOL_DESCRIPTION = 'Give your final answer by calling this tool: its input is the answer, as JSON matching the schema.';
+
+/**
+ * The tool whose input is the reply's JSON, when the requested format is asked for as a forced tool
+ * call: any JSON-object request (Anthropic has no such mode), and a JSON schema on a model without
+ * native structured outputs. None when the client forces one of its own tools (OpenAI answers
+ * such a turn with that tool call too).
+ */
+export function formatToolName(request: CanonicalRequest, nativeStructuredOutputs: boolean): string | undefined {
+  const format = request.responseFormat;
+  if (!format || (nativeStructuredOutputs && format.type === 'json_schema')) return undefined;
+  if (typeof request.toolChoice === 'object') return undefined;
+  return (format.type === 'json_schema' && format.name) || DEFAULT_FORMAT_TOOL;
+}
+
+function applyResponseFormat(body: AnthropicMessagesRequest, request: CanonicalRequest, native: boolean): void {
+  const format = request.responseFormat;
+  if (!format) return;
+  if (native && format.type === 'json_schema') {
+    body.output_config = { format: { type: 'json_schema', schema: format.schema } };
+    return;
+  }
+  const name = formatToolName(request, native);
+  if (name === undefined) return;
+  if (body.thinking) {
+    // Anthropic refuses forced tool use while thinking.
+    throw formatError(format, 'this model cannot combine a JSON response format with reasoning; turn reasoning off');
+  }
+  if (request.tools?.some((tool) => tool.name === name)) {
+    throw formatError(format, `a tool is named '${name}' like the response format; rename one of them`);
+  }
+  const tool = {
+    name,
+    description: format.type === 'json_schema' ? (format.description ?? FORMAT_TOOL_DESCRIPTION) : FORMAT_TOOL_DESCRIPTION,
+    input_schema: formatToolSchema(format),
+  };
+  // `none` keeps the client's tools out of this turn; otherwise the model may still call them.
+  body.tools = request.toolChoice === 'none' ? [tool] : [...(body.tools ?? []), tool];
+  body.tool_choice = body.tools.length === 1 ? { type: 'tool', name } : { type: 'any' };
+}
+
+/** A tool's input is an object: a schema whose root is anything else cannot be asked for this way. */
+function formatToolSchema(format: ResponseFormat): Record<string, unknown> {
+  if (format.type === 'json_object') return { type: 'object', additionalProperties: true };
+  const type = format.schema['type'];
+  if (type !== undefined && type !== 'object') {
+    throw formatError(format, "on this model the schema's root must be an object (type: object)");
+  }
+  return withObjectType(format.schema);
+}
+
+function formatError(format: ResponseFormat, problem: string): DomainError {
+  return new DomainError(ErrorCode.InvalidRequest, `${format.param}: ${problem}`, format.param);
 }
 
 /**
@@ -248,7 +326,8 @@ function parseToolInput(args: string): unknown {
  * Response: Anthropic → canonical
  * ---------------------------------------------------------------------------------------------- */
 
-export function fromAnthropicResponse(body: unknown, request: CanonicalRequest): CanonicalResponse {
+/** `formatTool`: the forced tool whose input is the answer's JSON text (see `formatToolName`). */
+export function fromAnthropicResponse(body: unknown, request: CanonicalRequest, formatTool?: string): CanonicalResponse {
   const response = body as AnthropicMessagesResponse;
   if (!asRecord(body) || !Array.isArray(response.content)) throw malformedResponse('a message without content', body);
   let text = '';
@@ -260,6 +339,8 @@ export function fromAnthropicResponse(body: unknown, request: CanonicalRequest):
     else if (block.type === 'thinking') {
       reasoning = (reasoning ?? '') + (block.thinking ?? '');
       if (block.signature) reasoningSignature = block.signature;
+    } else if (block.type === 'tool_use' && formatTool !== undefined && block.name === formatTool) {
+      text += JSON.stringify(block.input ?? {});
     } else if (block.type === 'tool_use') {
       toolCalls.push({ id: block.id ?? '', name: block.name ?? '', arguments: JSON.stringify(block.input ?? {}) });
     }
@@ -271,13 +352,18 @@ export function fromAnthropicResponse(body: unknown, request: CanonicalRequest):
     created: nowSeconds(), // Anthropic does not say when
     text,
     toolCalls,
-    stopReason: fromAnthropicStopReason(response.stop_reason),
+    stopReason: formatTool !== undefined && answeredInFormat(response.stop_reason, toolCalls.length) ? 'stop' : fromAnthropicStopReason(response.stop_reason),
     usage: completeUsage(fromAnthropicUsage(response.usage), request, { text, reasoning, toolCalls }),
   };
   if (response.stop_reason === 'stop_sequence' && response.stop_sequence) result.stopSequence = response.stop_sequence;
   if (reasoning !== undefined) result.reasoning = reasoning;
   if (reasoningSignature !== undefined) result.reasoningSignature = reasoningSignature;
   return result;
+}
+
+/** The turn ended on the format tool alone: to the client, an ordinary finished answer. */
+function answeredInFormat(reason: string | null | undefined, clientToolCalls: number): boolean {
+  return reason === 'tool_use' && clientToolCalls === 0;
 }
 
 export function fromAnthropicStopReason(reason: string | null | undefined): StopReason {
@@ -298,7 +384,7 @@ export function fromAnthropicStopReason(reason: string | null | undefined): Stop
 
 /**
  * Anthropic's `input_tokens` excludes cache reads and writes; canonical `inputTokens` is the whole
- * prompt (as OpenAI's `prompt_tokens`), with the cache reads also reported as `cachedInputTokens`.
+ * prompt (as OpenAI's `prompt_tokens`), with the cache reads and writes also reported on their own.
  */
 export function fromAnthropicUsage(usage: AnthropicUsage | undefined): Usage | undefined {
   if (!usage) return undefined;
@@ -306,6 +392,7 @@ export function fromAnthropicUsage(usage: AnthropicUsage | undefined): Usage | u
   const cacheWrite = usage.cache_creation_input_tokens ?? 0;
   const result: Usage = { inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheWrite, outputTokens: usage.output_tokens ?? 0 };
   if (cacheRead > 0) result.cachedInputTokens = cacheRead;
+  if (cacheWrite > 0) result.cacheWriteTokens = cacheWrite;
   return result;
 }
 
@@ -326,8 +413,14 @@ export class AnthropicStreamMapper {
   private reasoning = '';
   /** Content block index → tool call number and what we know of the call. */
   private readonly toolBlocks = new Map<number, { index: number; call: ToolCall }>();
+  /** Content block index of a format-tool call → whether any of its JSON was streamed as text. */
+  private readonly formatBlocks = new Map<number, boolean>();
 
-  constructor(private readonly request: CanonicalRequest) {}
+  /** `formatTool`: the forced tool whose input is streamed as the answer's text (see `formatToolName`). */
+  constructor(
+    private readonly request: CanonicalRequest,
+    private readonly formatTool?: string,
+  ) {}
 
   /** True once `message_stop` arrived. */
   get done(): boolean {
@@ -337,9 +430,12 @@ export class AnthropicStreamMapper {
   /** Events for one parsed event payload. Throws `UpstreamError` for an `error` event. */
   map(event: AnthropicStreamEvent): CanonicalStreamEvent[] {
     switch (event.type) {
-      case 'message_start':
+      case 'message_start': {
         this.inputUsage = fromAnthropicUsage(event.message?.usage);
-        return [{ type: 'start', id: event.message?.id ?? `msg_${randomUUID()}`, model: this.request.model, created: nowSeconds() }];
+        const start: CanonicalStreamEvent = { type: 'start', id: event.message?.id ?? `msg_${randomUUID()}`, model: this.request.model, created: nowSeconds() };
+        // Reported only when it counts something: a zero would hide the gateway's own count.
+        return [this.inputUsage && this.inputUsage.inputTokens > 0 ? { ...start, usage: this.inputUsage } : start];
+      }
       case 'content_block_start':
         return this.blockStart(event.index ?? 0, event.content_block ?? {});
       case 'content_block_delta':
@@ -367,6 +463,10 @@ export class AnthropicStreamMapper {
     if (block.type === 'text' && block.text) return this.textDelta(block.text);
     if (block.type === 'thinking' && block.thinking) return this.reasoningDelta(block.thinking);
     if (block.type !== 'tool_use') return [];
+    if (this.formatTool !== undefined && block.name === this.formatTool) {
+      this.formatBlocks.set(blockIndex, false);
+      return [];
+    }
     const index = this.toolBlocks.size;
     const call: ToolCall = { id: block.id ?? '', name: block.name ?? '', arguments: '' };
     this.toolBlocks.set(blockIndex, { index, call });
@@ -382,6 +482,11 @@ export class AnthropicStreamMapper {
       case 'signature_delta':
         return delta.signature ? [{ type: 'reasoning_signature', signature: delta.signature }] : [];
       case 'input_json_delta': {
+        if (this.formatBlocks.has(blockIndex)) {
+          if (!delta.partial_json) return [];
+          this.formatBlocks.set(blockIndex, true);
+          return this.textDelta(delta.partial_json);
+        }
         const tool = this.toolBlocks.get(blockIndex);
         if (!tool || !delta.partial_json) return [];
         tool.call.arguments += delta.partial_json;
@@ -394,6 +499,7 @@ export class AnthropicStreamMapper {
 
   /** A tool called without arguments streams no JSON at all; clients still expect `{}` to parse. */
   private blockStop(blockIndex: number): CanonicalStreamEvent[] {
+    if (this.formatBlocks.get(blockIndex) === false) return this.textDelta('{}');
     const tool = this.toolBlocks.get(blockIndex);
     if (!tool || tool.call.arguments !== '') return [];
     tool.call.arguments = '{}';
@@ -405,8 +511,9 @@ export class AnthropicStreamMapper {
     const events: CanonicalStreamEvent[] = [];
     if (!this.finished) {
       this.finished = true;
-      const stopReason = fromAnthropicStopReason(event.delta?.stop_reason);
-      const stopSequence = event.delta?.stop_reason === 'stop_sequence' ? event.delta.stop_sequence ?? undefined : undefined;
+      const formatAnswer = this.formatBlocks.size > 0 && answeredInFormat(event.delta?.stop_reason, this.toolBlocks.size);
+      const stopReason = formatAnswer ? 'stop' : fromAnthropicStopReason(event.delta?.stop_reason);
+      const stopSequence = event.delta?.stop_reason === 'stop_sequence' ? (event.delta.stop_sequence ?? undefined) : undefined;
       events.push(stopSequence ? { type: 'finish', stopReason, stopSequence } : { type: 'finish', stopReason });
     }
     const reported = this.reportedUsage(event.usage);

@@ -7,7 +7,10 @@ import { AnthropicAdapter, messagesUrl } from './anthropic.adapter';
 /** An SSE event as Anthropic sends it: the event name repeated as `type` in the data. */
 const sse = (data: { type: string } & Record<string, unknown>): SseEvent => ({ event: data.type, data });
 
-const messageStart = sse({ type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 15, output_tokens: 1 } } });
+const messageStart = sse({
+  type: 'message_start',
+  message: { id: 'msg_s', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 15, output_tokens: 1 } },
+});
 
 describe('AnthropicAdapter', () => {
   let upstream: FakeUpstream;
@@ -44,11 +47,19 @@ describe('AnthropicAdapter', () => {
     expect(sent.headers['x-api-key']).toBe('sk-ant-test');
     expect(sent.headers['anthropic-version']).toBe('2023-06-01');
     expect(sent.headers['content-type']).toBe('application/json');
-    expect(sent.body).toEqual({ model: 'claude-test', system: 'Be French.', max_tokens: 4096, stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }] });
+    expect(sent.body).toEqual({
+      model: 'claude-test',
+      system: 'Be French.',
+      max_tokens: 4096,
+      stream: false,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }],
+    });
   });
 
   it('does not double /v1 in the base URL', async () => {
-    upstream.handle((_request, response) => sendJson(response, 200, { id: 'm', content: [], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }));
+    upstream.handle((_request, response) =>
+      sendJson(response, 200, { id: 'm', content: [], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }),
+    );
     await adapter.complete({ ...route, baseUrl: `${upstream.baseUrl}/v1/` }, canonicalRequest(), signal());
     expect(upstream.requests[0].url).toBe('/v1/messages');
     expect(messagesUrl({ adapter: 'anthropic', upstreamModel: 'x' })).toBe('https://api.anthropic.com/v1/messages');
@@ -74,7 +85,7 @@ describe('AnthropicAdapter', () => {
     const request = canonicalRequest({ stream: true, reasoning: { enabled: true, budgetTokens: 2048, exclude: false } });
     const events = await collect(adapter.stream(route, request, signal()));
     expect(events).toEqual([
-      { type: 'start', id: 'msg_s', model: 'public-model', created: expect.any(Number) },
+      { type: 'start', id: 'msg_s', model: 'public-model', created: expect.any(Number), usage: { inputTokens: 15, outputTokens: 1 } },
       { type: 'reasoning_delta', text: 'The user greets me.' },
       { type: 'reasoning_signature', signature: 'EqQBCkYIBxgC' },
       { type: 'text_delta', text: 'Hello' },
@@ -128,7 +139,12 @@ describe('AnthropicAdapter', () => {
 
     const body = { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: Field required' } };
     upstream.handle((_request, response) => sendJson(response, 400, body));
-    await expect(adapter.complete(route, canonicalRequest(), signal())).rejects.toMatchObject({ status: 400, retryable: false, message: 'max_tokens: Field required', body });
+    await expect(adapter.complete(route, canonicalRequest(), signal())).rejects.toMatchObject({
+      status: 400,
+      retryable: false,
+      message: 'max_tokens: Field required',
+      body,
+    });
     await expect(collect(adapter.stream(route, canonicalRequest(), signal()))).rejects.toMatchObject({ status: 400, retryable: false });
   });
 

@@ -1,7 +1,9 @@
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
-import { AnthropicStreamMapper, fromAnthropicResponse, toAnthropicRequest, type AnthropicStreamEvent } from './anthropic-mapping';
+import { AnthropicStreamMapper, formatToolName, fromAnthropicResponse, toAnthropicRequest, type AnthropicStreamEvent } from './anthropic-mapping';
+import { toAnthropicCountRequest } from './anthropic-token-count';
+import { inputTokensOf, unlessNotServed } from '../upstream-count';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -15,20 +17,31 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse> {
-    const body = toAnthropicRequest(request, route.upstreamModel, false);
+    const native = route.structuredOutputs === true;
+    const body = toAnthropicRequest(request, route.upstreamModel, false, native);
     const response = await this.http.postJson(messagesUrl(route), anthropicHeaders(route), body, signal);
-    return fromAnthropicResponse(response, request);
+    return fromAnthropicResponse(response, request, formatToolName(request, native));
   }
 
   async *stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
-    const body = toAnthropicRequest(request, route.upstreamModel, true);
-    const mapper = new AnthropicStreamMapper(request);
+    const native = route.structuredOutputs === true;
+    const body = toAnthropicRequest(request, route.upstreamModel, true, native);
+    const mapper = new AnthropicStreamMapper(request, formatToolName(request, native));
     for await (const event of this.http.postSse(messagesUrl(route), anthropicHeaders(route), body, signal)) {
       // After message_stop, read on to the end of the body so the socket goes back to the pool.
       if (mapper.done) continue;
       yield* mapper.map(parseEvent(event.data));
     }
     mapper.end(); // throws if the stream was cut off before message_delta
+  }
+
+  /** Anthropic's `POST /v1/messages/count_tokens`; a compatible server without it answers 404 (undefined: the router counts). */
+  countInputTokens(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined> {
+    return unlessNotServed(async () =>
+      inputTokensOf(
+        await this.http.postJson(`${messagesUrl(route)}/count_tokens`, anthropicHeaders(route), toAnthropicCountRequest(request, route.upstreamModel), signal),
+      ),
+    );
   }
 
   /** Closes the connection pool (on shutdown). */

@@ -10,7 +10,14 @@ describe('toOpenAIRequest', () => {
       system: 'Be brief.',
       messages: [
         userText('What is the weather in Paris?'),
-        { role: 'assistant', content: [{ type: 'thinking', text: 'hmm', signature: 's' }, { type: 'text', text: 'Checking.' }], toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', text: 'hmm', signature: 's' },
+            { type: 'text', text: 'Checking.' },
+          ],
+          toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+        },
         { role: 'tool', toolCallId: 'call_1', content: '18C, sunny' },
         { role: 'tool', toolCallId: 'call_2', content: 'timeout', isError: true },
         { role: 'system', content: 'Answer in French.' },
@@ -28,7 +35,11 @@ describe('toOpenAIRequest', () => {
     expect(toOpenAIRequest(request, 'gpt-4o-mini', false).messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'What is the weather in Paris?' },
-      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '18C, sunny' },
       { role: 'tool', tool_call_id: 'call_2', content: 'Error: timeout' },
       { role: 'system', content: 'Answer in French.' },
@@ -106,9 +117,26 @@ describe('fromOpenAIResponse', () => {
         model: 'gpt-4o-mini-2024',
         choices: [
           {
-            message: { role: 'assistant', content: 'Hi!', reasoning_content: 'think', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+            message: {
+              role: 'assistant',
+              content: 'Hi!',
+              reasoning_content: 'think',
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+            },
             finish_reason: 'tool_calls',
-            logprobs: { content: [{ token: 'Hi', logprob: -0.1, top_logprobs: [{ token: 'Hi', logprob: -0.1 }, { token: 'Hello', logprob: -2 }] }, { token: '!', logprob: -0.5, top_logprobs: [] }] },
+            logprobs: {
+              content: [
+                {
+                  token: 'Hi',
+                  logprob: -0.1,
+                  top_logprobs: [
+                    { token: 'Hi', logprob: -0.1 },
+                    { token: 'Hello', logprob: -2 },
+                  ],
+                },
+                { token: '!', logprob: -0.5, top_logprobs: [] },
+              ],
+            },
           },
         ],
         usage: { prompt_tokens: 12, completion_tokens: 30, completion_tokens_details: { reasoning_tokens: 20 }, prompt_tokens_details: { cached_tokens: 8 } },
@@ -125,14 +153,27 @@ describe('fromOpenAIResponse', () => {
       stopReason: 'tool_calls',
       usage: { inputTokens: 12, outputTokens: 30, reasoningTokens: 20, cachedInputTokens: 8 },
       logprobs: [
-        { token: 'Hi', logprob: -0.1, topLogprobs: [{ token: 'Hi', logprob: -0.1 }, { token: 'Hello', logprob: -2 }] },
+        {
+          token: 'Hi',
+          logprob: -0.1,
+          topLogprobs: [
+            { token: 'Hi', logprob: -0.1 },
+            { token: 'Hello', logprob: -2 },
+          ],
+        },
         { token: '!', logprob: -0.5 },
       ],
     });
   });
 
   it('prefers message.reasoning and maps the finish reasons', () => {
-    const response = fromOpenAIResponse({ choices: [{ message: { content: null, reasoning: 'r1', reasoning_content: 'r2' }, finish_reason: 'length' }], usage: { prompt_tokens: 1, completion_tokens: 1 } }, request);
+    const response = fromOpenAIResponse(
+      {
+        choices: [{ message: { content: null, reasoning: 'r1', reasoning_content: 'r2' }, finish_reason: 'length' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1 },
+      },
+      request,
+    );
     expect(response).toMatchObject({ text: '', reasoning: 'r1', stopReason: 'length' });
     expect(fromOpenAIFinishReason('stop', false)).toBe('stop');
     expect(fromOpenAIFinishReason('content_filter', false)).toBe('content_filter');
@@ -143,7 +184,10 @@ describe('fromOpenAIResponse', () => {
 
   it('counts tokens with gpt-tokenizer when the upstream omits usage', () => {
     const response = fromOpenAIResponse({ choices: [{ message: { content: 'Nice to meet you.' }, finish_reason: 'stop' }] }, request);
-    expect(response.usage).toEqual({ inputTokens: encode('Be brief.').length + encode('Hello there').length, outputTokens: encode('Nice to meet you.').length });
+    expect(response.usage).toEqual({
+      inputTokens: encode('Be brief.').length + encode('Hello there').length,
+      outputTokens: encode('Nice to meet you.').length,
+    });
   });
 
   it('reports a body without choices as a retryable 502', () => {
@@ -212,7 +256,9 @@ describe('OpenAIStreamMapper', () => {
     const mapper = new OpenAIStreamMapper(canonicalRequest());
     mapper.map(chunk({ delta: { content: 'Hel' } }));
     expect(() => mapper.end()).toThrow(expect.objectContaining({ status: 502, retryable: true }));
-    expect(() => mapper.map({ error: { message: 'Rate limited', code: 429 } })).toThrow(expect.objectContaining({ status: 429, retryable: true, message: 'Rate limited' }));
+    expect(() => mapper.map({ error: { message: 'Rate limited', code: 429 } })).toThrow(
+      expect.objectContaining({ status: 429, retryable: true, message: 'Rate limited' }),
+    );
     expect(() => mapper.map({ error: { message: 'bad', code: 400 } })).toThrow(expect.objectContaining({ status: 400, retryable: false }));
   });
 });

@@ -5,6 +5,7 @@ import type {
   CanonicalResponse,
   CanonicalStreamEvent,
   ContentPart,
+  ResponseFormat,
   StopReason,
   TokenLogprob,
   ToolCall,
@@ -51,9 +52,13 @@ export interface OpenAIChatRequest {
   top_logprobs?: number;
   reasoning_effort?: 'low' | 'medium' | 'high';
   user?: string;
+  response_format?: OpenAIResponseFormat;
   stream: boolean;
   stream_options?: { include_usage: boolean };
 }
+
+export type OpenAIResponseFormat =
+  { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean } };
 
 export interface OpenAILogprobEntry {
   token?: string;
@@ -133,7 +138,20 @@ export function toOpenAIRequest(request: CanonicalRequest, upstreamModel: string
   // Chat Completions has no token budget for reasoning, only an effort level (top_k is not supported at all).
   if (request.reasoning?.enabled && request.reasoning.effort) body.reasoning_effort = request.reasoning.effort;
   if (request.user !== undefined) body.user = request.user;
+  if (request.responseFormat) body.response_format = toOpenAIResponseFormat(request.responseFormat);
   return body;
+}
+
+/** Chat Completions requires a schema name; a messages client gives none, so it gets OpenAI's usual placeholder. */
+export function toOpenAIResponseFormat(format: ResponseFormat): OpenAIResponseFormat {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const spec: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean } = {
+    name: format.name ?? 'response',
+    schema: format.schema,
+  };
+  if (format.description !== undefined) spec.description = format.description;
+  if (format.strict !== undefined) spec.strict = format.strict;
+  return { type: 'json_schema', json_schema: spec };
 }
 
 export function toOpenAIMessages(request: CanonicalRequest): OpenAIMessage[] {
@@ -206,9 +224,11 @@ export function fromOpenAIResponse(body: unknown, request: CanonicalRequest): Ca
   const message = choice.message ?? {};
   const text = typeof message.content === 'string' ? message.content : '';
   const reasoning = nonEmpty(message.reasoning) ?? nonEmpty(message.reasoning_content);
-  const toolCalls = (message.tool_calls ?? []).map(
-    (call): ToolCall => ({ id: call.id ?? `call_${randomUUID()}`, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' }),
-  );
+  const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => ({
+    id: call.id ?? `call_${randomUUID()}`,
+    name: call.function?.name ?? '',
+    arguments: call.function?.arguments ?? '',
+  }));
   const result: CanonicalResponse = {
     id: response.id ?? `chatcmpl-${randomUUID()}`,
     model: request.model,

@@ -70,7 +70,14 @@ describe('OpenAIAdapter media endpoints', () => {
   });
 
   it('sends no dimensions the client did not ask for, and counts tokens when the upstream reports none', async () => {
-    upstream.handle((_request, response) => sendJson(response, 200, { data: [{ index: 0, embedding: [1] }, { index: 1, embedding: [1] }] }));
+    upstream.handle((_request, response) =>
+      sendJson(response, 200, {
+        data: [
+          { index: 0, embedding: [1] },
+          { index: 1, embedding: [1] },
+        ],
+      }),
+    );
     const result = await adapter.embed(route, embedding({ dimensions: 1536, encoding: 'float' }), signal());
     expect(upstream.requests[0].body).toEqual({ model: 'upstream-model', input: ['one', 'two'], encoding_format: 'float' });
     expect(result.inputTokens).toBe(2);
@@ -81,7 +88,7 @@ describe('OpenAIAdapter media endpoints', () => {
     await expect(adapter.embed(route, embedding(), signal())).rejects.toMatchObject({ status: 502, retryable: true });
   });
 
-  it('keeps the spec\'s 11 moderation categories of each result and the upstream id', async () => {
+  it("keeps the spec's 11 moderation categories of each result and the upstream id", async () => {
     const categories = { harassment: true, 'harassment/threatening': false, illicit: true, violence: false };
     const scores = { harassment: 0.91, 'harassment/threatening': 0.02, illicit: 0.7, violence: 0.01 };
     upstream.handle((_request, response) =>
@@ -100,11 +107,21 @@ describe('OpenAIAdapter media endpoints', () => {
   it('asks for b64_json images and decodes them, sending quality and style only when the client set them', async () => {
     const bytes = png(4, 3);
     upstream.handle((_request, response) =>
-      sendJson(response, 200, { created: 1, data: [{ b64_json: bytes.toString('base64'), revised_prompt: 'A red fox.' }, { b64_json: bytes.toString('base64') }] }),
+      sendJson(response, 200, {
+        created: 1,
+        data: [{ b64_json: bytes.toString('base64'), revised_prompt: 'A red fox.' }, { b64_json: bytes.toString('base64') }],
+      }),
     );
     const result = await adapter.generateImages(route, image({ explicit: { quality: true, style: false }, quality: 'hd' }), signal());
     expect(upstream.requests[0].url).toBe('/v1/images/generations');
-    expect(upstream.requests[0].body).toEqual({ model: 'upstream-model', prompt: 'a red fox', n: 2, size: '256x256', response_format: 'b64_json', quality: 'hd' });
+    expect(upstream.requests[0].body).toEqual({
+      model: 'upstream-model',
+      prompt: 'a red fox',
+      n: 2,
+      size: '256x256',
+      response_format: 'b64_json',
+      quality: 'hd',
+    });
     expect(result.images).toHaveLength(2);
     expect(result.images[0]).toEqual({ bytes, contentType: 'image/png', revisedPrompt: 'A red fox.' });
   });

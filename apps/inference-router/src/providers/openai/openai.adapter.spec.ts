@@ -120,7 +120,12 @@ describe('OpenAIAdapter', () => {
   it('maps a 400 to a non-retryable UpstreamError with the upstream message and body, streaming too', async () => {
     const body = { error: { message: "Invalid value for 'temperature'", type: 'invalid_request_error', param: 'temperature' } };
     upstream.handle((_request, response) => sendJson(response, 400, body));
-    await expect(adapter.complete(route, canonicalRequest(), signal())).rejects.toMatchObject({ status: 400, retryable: false, message: "Invalid value for 'temperature'", body });
+    await expect(adapter.complete(route, canonicalRequest(), signal())).rejects.toMatchObject({
+      status: 400,
+      retryable: false,
+      message: "Invalid value for 'temperature'",
+      body,
+    });
     await expect(collect(adapter.stream(route, canonicalRequest(), signal()))).rejects.toMatchObject({ status: 400, retryable: false });
   });
 

@@ -3,15 +3,10 @@ import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, Mode
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { countTextsTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
-import {
-  fromOpenAIEmbeddings,
-  fromOpenAIImages,
-  fromOpenAIModeration,
-  sniffImageType,
-  toOpenAIEmbeddingsBody,
-  toOpenAIImagesBody,
-} from './openai-media';
+import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImageType, toOpenAIEmbeddingsBody, toOpenAIImagesBody } from './openai-media';
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
+import { toOpenAICountRequest } from './openai-token-count';
+import { inputTokensOf, unlessNotServed } from '../upstream-count';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -46,8 +41,22 @@ export class OpenAIAdapter implements ProviderAdapter {
     if (!done) yield* mapper.end(); // servers that omit [DONE]; end() throws if the stream was cut short
   }
 
+  /** OpenAI's `POST /responses/input_tokens`; compatible servers without it answer 404 (undefined: the router counts). */
+  countInputTokens(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined> {
+    return unlessNotServed(async () =>
+      inputTokensOf(
+        await this.http.postJson(endpointUrl(route, 'responses/input_tokens'), authHeaders(route), toOpenAICountRequest(request, route.upstreamModel), signal),
+      ),
+    );
+  }
+
   async embed(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult> {
-    const response = await this.http.postJson(endpointUrl(route, 'embeddings'), authHeaders(route), toOpenAIEmbeddingsBody(request, route.upstreamModel), signal);
+    const response = await this.http.postJson(
+      endpointUrl(route, 'embeddings'),
+      authHeaders(route),
+      toOpenAIEmbeddingsBody(request, route.upstreamModel),
+      signal,
+    );
     const { vectors, promptTokens } = fromOpenAIEmbeddings(response, request.inputs.length);
     // Servers that report no usage are counted like the simulator, so metering never sees zero.
     return { vectors, inputTokens: promptTokens ?? countTextsTokens(request.inputs).reduce((sum, tokens) => sum + tokens, 0) };
@@ -60,7 +69,12 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   async generateImages(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult> {
-    const response = await this.http.postJson(endpointUrl(route, 'images/generations'), authHeaders(route), toOpenAIImagesBody(request, route.upstreamModel), signal);
+    const response = await this.http.postJson(
+      endpointUrl(route, 'images/generations'),
+      authHeaders(route),
+      toOpenAIImagesBody(request, route.upstreamModel),
+      signal,
+    );
     const images = [];
     for (const image of fromOpenAIImages(response, request.n)) {
       const bytes = image.b64 !== undefined ? Buffer.from(image.b64, 'base64') : await this.http.getBytes(image.url!, signal);

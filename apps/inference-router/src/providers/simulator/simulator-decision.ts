@@ -18,7 +18,14 @@ export function decisionLabels(request: CanonicalRequest): string[] | undefined 
     .map((candidate) => ANSWER_LINE.exec(candidate))
     .find((match) => match !== null);
   if (!line) return undefined;
-  const labels = [...new Set(line[1].split(',').map((label) => label.trim()).filter((label) => label.length > 0))];
+  const labels = [
+    ...new Set(
+      line[1]
+        .split(',')
+        .map((label) => label.trim())
+        .filter((label) => label.length > 0),
+    ),
+  ];
   return labels.length > 0 ? labels : undefined;
 }
 

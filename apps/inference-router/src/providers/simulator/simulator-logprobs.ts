@@ -46,9 +46,7 @@ export function simulatorTokenLogprobs(prompt: string, candidates: string[]): { 
   const logits = unique.map((token) => (hash32(`${prompt}\u0000${token}`) / 2 ** 32) * 8);
   const max = Math.max(...logits);
   const logTotal = max + Math.log(logits.reduce((sum, logit) => sum + Math.exp(logit - max), 0));
-  return unique
-    .map((token, index) => ({ token, logprob: Math.min(0, logits[index] - logTotal) }))
-    .sort((a, b) => b.logprob - a.logprob);
+  return unique.map((token, index) => ({ token, logprob: Math.min(0, logits[index] - logTotal) })).sort((a, b) => b.logprob - a.logprob);
 }
 
 function round4(value: number): number {

@@ -47,7 +47,11 @@ describe('SimulatorAdapter embeddings', () => {
 
   it('is deterministic, differs between texts, and is closer for texts that share words', async () => {
     const [a, again, related, unrelated] = (
-      await adapter.embed(route('sim-embed'), embedding(['red apples and green pears', 'red apples and green pears', 'green pears and red apples today', 'quantum chromodynamics lecture']), signal())
+      await adapter.embed(
+        route('sim-embed'),
+        embedding(['red apples and green pears', 'red apples and green pears', 'green pears and red apples today', 'quantum chromodynamics lecture']),
+        signal(),
+      )
     ).vectors;
     expect(Array.from(again)).toEqual(Array.from(a));
     expect(cosine(a, related)).toBeGreaterThan(0.8);
@@ -79,7 +83,7 @@ describe('SimulatorAdapter moderation', () => {
     }
   });
 
-  it('scores keyword matches 1 − 0.2^k, flags from 0.5, and lifts a subcategory\'s parent', async () => {
+  it("scores keyword matches 1 − 0.2^k, flags from 0.5, and lifts a subcategory's parent", async () => {
     const [violent, graphic, threat, minors, selfHarm] = await moderate([
       'I will kill them and then attack again',
       'The scene was pure gore.',

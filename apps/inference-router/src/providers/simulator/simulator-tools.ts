@@ -37,8 +37,13 @@ function mentions(text: string, name: string): boolean {
 
 /** A JSON object matching the schema's `properties`, with deterministic sample values. */
 export function sampleArguments(schema: Record<string, unknown>): Record<string, unknown> {
-  const value = sampleValue(schema, 'value', 0);
+  const value = sampleJson(schema);
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** A deterministic value valid against `schema` (any root type), `$ref`s resolved within it. */
+export function sampleJson(schema: Record<string, unknown>): unknown {
+  return sampleValue(schema, 'value', 0, schema);
 }
 
 /** Depth limit: schemas can be recursive, and sample data does not need to go deep. */
@@ -49,12 +54,13 @@ const MAX_DEPTH = 6;
  * then by type — strings `sample <name>` (or a value fitting `format`), integers from a hash of
  * the property name kept within minimum/maximum, booleans true, arrays of one item.
  */
-function sampleValue(schema: Record<string, unknown>, name: string, depth: number): unknown {
+function sampleValue(node: Record<string, unknown>, name: string, depth: number, root: Record<string, unknown>): unknown {
+  const schema = depth < MAX_DEPTH ? resolved(node, root) : node;
   if ('const' in schema) return schema['const'];
   if (Array.isArray(schema['enum']) && schema['enum'].length > 0) return schema['enum'][0];
   if (schema['default'] !== undefined) return schema['default'];
   const variants = schema['anyOf'] ?? schema['oneOf'];
-  if (Array.isArray(variants) && variants.length > 0) return sampleValue(asSchema(variants[0]), name, depth);
+  if (Array.isArray(variants) && variants.length > 0) return sampleValue(asSchema(variants[0]), name, depth + 1, root);
   switch (schemaType(schema)) {
     case 'string':
       return sampleString(schema, name);
@@ -67,17 +73,55 @@ function sampleValue(schema: Record<string, unknown>, name: string, depth: numbe
     case 'null':
       return null;
     case 'array':
-      return depth >= MAX_DEPTH ? [] : [sampleValue(asSchema(schema['items']), name, depth + 1)];
+      return depth >= MAX_DEPTH ? [] : sampleArray(schema, name, depth, root);
     case 'object':
     default:
-      return depth >= MAX_DEPTH ? {} : sampleObject(schema, depth);
+      return depth >= MAX_DEPTH ? {} : sampleObject(schema, depth, root);
   }
 }
 
-function sampleObject(schema: Record<string, unknown>, depth: number): Record<string, unknown> {
+/** `$ref` (`#`, `#/$defs/x`, `#/definitions/x`) followed, `allOf` parts merged into one schema. */
+function resolved(schema: Record<string, unknown>, root: Record<string, unknown>): Record<string, unknown> {
+  let current = schema;
+  for (let hops = 0; typeof current['$ref'] === 'string' && hops < MAX_DEPTH; hops++) {
+    const { $ref, ...rest } = current;
+    current = { ...rest, ...pointer(root, $ref as string) };
+  }
+  const parts = current['allOf'];
+  if (!Array.isArray(parts)) return current;
+  const merged = { ...current };
+  delete merged['allOf'];
+  for (const part of parts.map((p) => resolved(asSchema(p), root))) {
+    const properties = { ...asSchema(merged['properties']), ...asSchema(part['properties']) };
+    Object.assign(merged, part, { properties });
+  }
+  return merged;
+}
+
+function pointer(root: Record<string, unknown>, ref: string): Record<string, unknown> {
+  if (!ref.startsWith('#')) return {};
+  let node: unknown = root;
+  for (const segment of ref.slice(1).split('/').filter(Boolean)) {
+    node = asSchema(node)[decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return asSchema(node);
+}
+
+/** `prefixItems` each, then `items` up to `minItems` (at least one unless `maxItems` is 0). */
+function sampleArray(schema: Record<string, unknown>, name: string, depth: number, root: Record<string, unknown>): unknown[] {
+  const prefix = Array.isArray(schema['prefixItems']) ? schema['prefixItems'].map((item) => sampleValue(asSchema(item), name, depth + 1, root)) : [];
+  const minItems = typeof schema['minItems'] === 'number' ? Math.min(schema['minItems'], 100) : 1;
+  const maxItems = typeof schema['maxItems'] === 'number' ? schema['maxItems'] : Infinity;
+  const count = Math.min(Math.max(minItems, prefix.length === 0 ? 1 : 0), maxItems) - prefix.length;
+  const items =
+    schema['items'] === false ? [] : Array.from({ length: Math.max(0, count) }, () => sampleValue(asSchema(schema['items']), name, depth + 1, root));
+  return [...prefix, ...items];
+}
+
+function sampleObject(schema: Record<string, unknown>, depth: number, root: Record<string, unknown>): Record<string, unknown> {
   const properties = asSchema(schema['properties']);
   const result: Record<string, unknown> = {};
-  for (const [key, property] of Object.entries(properties)) result[key] = sampleValue(asSchema(property), key, depth + 1);
+  for (const [key, property] of Object.entries(properties)) result[key] = sampleValue(asSchema(property), key, depth + 1, root);
   return result;
 }
 
@@ -101,16 +145,26 @@ const FORMAT_SAMPLES: Record<string, string> = {
 
 function sampleString(schema: Record<string, unknown>, name: string): string {
   const format = schema['format'];
-  return (typeof format === 'string' && FORMAT_SAMPLES[format]) || `sample ${name}`;
+  let value = (typeof format === 'string' && FORMAT_SAMPLES[format]) || `sample ${name}`;
+  const minLength = schema['minLength'];
+  const maxLength = schema['maxLength'];
+  if (typeof minLength === 'number' && value.length < minLength) value = value.padEnd(Math.min(minLength, 10_000), 'x');
+  if (typeof maxLength === 'number' && value.length > maxLength) value = value.slice(0, Math.max(0, maxLength));
+  return value;
 }
 
 function sampleNumber(schema: Record<string, unknown>, name: string, fraction: number): number {
+  const integer = fraction === 0;
   let value = (hash32(name) % 100) + 1 + fraction;
-  const minimum = schema['minimum'];
-  const maximum = schema['maximum'];
-  if (typeof maximum === 'number' && value > maximum) value = maximum;
-  if (typeof minimum === 'number' && value < minimum) value = minimum;
-  return value;
+  const step = integer ? 1 : 0.5;
+  const bound = (key: string): number | undefined => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
+  const minimum = bound('minimum') ?? (bound('exclusiveMinimum') !== undefined ? (bound('exclusiveMinimum') as number) + step : undefined);
+  const maximum = bound('maximum') ?? (bound('exclusiveMaximum') !== undefined ? (bound('exclusiveMaximum') as number) - step : undefined);
+  const multipleOf = bound('multipleOf');
+  if (multipleOf !== undefined && multipleOf > 0) value = Math.ceil(value / multipleOf) * multipleOf;
+  if (maximum !== undefined && value > maximum) value = multipleOf ? Math.floor(maximum / multipleOf) * multipleOf : maximum;
+  if (minimum !== undefined && value < minimum) value = multipleOf ? Math.ceil(minimum / multipleOf) * multipleOf : minimum;
+  return integer ? Math.round(value) : value;
 }
 
 function asSchema(value: unknown): Record<string, unknown> {

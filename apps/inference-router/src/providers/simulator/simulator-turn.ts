@@ -1,10 +1,10 @@
-import type { CanonicalMessage, CanonicalRequest, StopReason, TokenLogprob, ToolCall, Usage } from '@gateway/canonical';
+import type { CanonicalMessage, CanonicalRequest, ContentPart, StopReason, TokenLogprob, ToolCall, Usage } from '@gateway/canonical';
 import { countOutputTokens, countPromptTokens, countTokens, splitTokenPieces, type TokenPiece } from '../token-count';
 import { simulateDecisionTurn } from './simulator-decision';
 import { pieceLogprobs } from './simulator-logprobs';
 import { hash32, hashHex, randomInt, seededRandom } from './simulator-random';
 import { quote, sentences } from './simulator-text';
-import { chooseToolCalls } from './simulator-tools';
+import { chooseToolCalls, sampleJson } from './simulator-tools';
 
 /** What shapes a simulated reply besides the request (see `SimulatorOptions`). */
 export interface TurnOptions {
@@ -43,7 +43,10 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
   const reasons = options.alwaysReason || request.reasoning?.enabled === true;
 
   const reasoningText = reasons ? reasoningFor(conversation, toolCalls, random) : '';
-  const replyText = toolCalls.length > 0 ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.` : replyFor(conversation, random, options.replyWords);
+  const replyText =
+    toolCalls.length > 0
+      ? `I will call ${toolCalls.map((call) => call.name).join(' and ')}.`
+      : formattedReply(request, replyFor(conversation, random, options.replyWords));
   const stopped = cutAtStop(replyText, request.stop ?? []);
 
   const reasoningPieces = takeWithinBudget(splitTokenPieces(reasoningText), request.reasoning?.budgetTokens ?? Infinity).pieces;
@@ -64,32 +67,59 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
   return turn;
 }
 
+/** A JSON reply when the request asks for one: a sample valid against the schema, or the prose wrapped in an object. */
+function formattedReply(request: CanonicalRequest, prose: string): string {
+  const format = request.responseFormat;
+  if (!format) return prose;
+  return JSON.stringify(format.type === 'json_schema' ? sampleJson(format.schema) : { answer: prose });
+}
+
 export function joinPieces(pieces: TokenPiece[]): string {
   return pieces.map((piece) => piece.text).join('');
 }
 
-/** What the reply is about: the last message, and what kind it was. */
+/** What the reply is about: the turn being answered, and what kind it was. */
 interface Conversation {
-  /** Text of the last message, whatever its role: the reply key. */
+  /** Text of the turn being answered (the user's words, or the tool result): the reply key. */
   lastText: string;
-  /** Text of the last message when it is the user's (tools are only called in answer to a user). */
+  /** The user's words when the turn is the user's (tools are only called in answer to a user). */
   lastUserText?: string;
   /** The last message is the assistant's own partial reply: the turn continues it. */
   continuesAssistant?: boolean;
-  /** The last message when it is a tool result, with the name of the tool that produced it. */
+  /** The turn brings a tool result, with the name of the tool that produced it. */
   toolResult?: { name: string; content: string };
 }
 
+/**
+ * The turn to answer is everything after the assistant's last message. System messages in it are
+ * instructions, not the turn (Claude Code appends one after the user's message), so they are
+ * skipped; a tool result in it makes it a tool-result turn, answered in text (a user text sent
+ * along with the result, such as a client's reminder, does not ask for the tool again).
+ */
 function readConversation(messages: CanonicalMessage[]): Conversation {
   const last = messages[messages.length - 1];
   if (!last) return { lastText: '' };
-  if (last.role === 'tool') {
-    const call = messages.flatMap((message) => (message.role === 'assistant' ? message.toolCalls ?? [] : [])).find((c) => c.id === last.toolCallId);
-    return { lastText: last.content, toolResult: { name: call?.name ?? 'tool', content: last.content } };
+  if (last.role === 'assistant') return { lastText: contentText(last.content), continuesAssistant: true };
+  let userText: string | undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message.role === 'assistant') break;
+    if (message.role === 'tool') {
+      const call = messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : [])).find((c) => c.id === message.toolCallId);
+      return { lastText: message.content, toolResult: { name: call?.name ?? 'tool', content: message.content } };
+    }
+    if (message.role === 'user' && userText === undefined) userText = contentText(message.content);
   }
-  if (last.role === 'system') return { lastText: last.content };
-  const text = last.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ').trim();
-  return last.role === 'user' ? { lastText: text, lastUserText: text } : { lastText: text, continuesAssistant: true };
+  if (userText !== undefined) return { lastText: userText, lastUserText: userText };
+  // Only instructions since the assistant spoke: answer them, as before.
+  return { lastText: last.role === 'system' ? last.content : '' };
+}
+
+function contentText(content: ContentPart[]): string {
+  return content
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join(' ')
+    .trim();
 }
 
 /**
@@ -139,7 +169,14 @@ function takeWithinBudget(pieces: TokenPiece[], budget: number): { pieces: Token
 
 /** Spends `maxTokens` on reasoning, then text, then whole tool calls; running out means 'length'. */
 function spendOutputBudget(reasoning: TokenPiece[], text: TokenPiece[], toolCalls: ToolCall[], maxTokens: number): SimulatedTurn {
-  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({ reasoning: [], text: [], toolCalls: [], ...kept, stopReason: 'length', usage: ZERO_USAGE });
+  const length = (kept: Partial<SimulatedTurn>): SimulatedTurn => ({
+    reasoning: [],
+    text: [],
+    toolCalls: [],
+    ...kept,
+    stopReason: 'length',
+    usage: ZERO_USAGE,
+  });
   const keptReasoning = takeWithinBudget(reasoning, maxTokens);
   if (keptReasoning.truncated) return length({ reasoning: keptReasoning.pieces });
   let remaining = maxTokens - countTokens(joinPieces(reasoning));

@@ -88,10 +88,49 @@ describe('SimulatorAdapter', () => {
       expect(response).toMatchObject({ stopReason: 'stop', toolCalls: [] });
       expect(response.text).toContain('The get_weather tool returned: "Cloudy, 4 degrees"');
     });
+
+    it('answers the user, not a system message appended after the user turn (as Claude Code sends)', async () => {
+      const response = await complete(
+        canonicalRequest({
+          tools: [weatherTool],
+          messages: [userText('Check get_weather for Oslo'), { role: 'system', content: 'Reminder: be concise and careful.' }],
+        }),
+      );
+      expect(response).toMatchObject({ stopReason: 'tool_calls', toolCalls: [expect.objectContaining({ name: 'get_weather' })] });
+      const plain = await complete(
+        canonicalRequest({ messages: [userText('Tell me about lighthouses'), { role: 'system', content: 'Reminder: be concise.' }] }),
+      );
+      expect(plain.text).toContain('You said: "Tell me about lighthouses"');
+      expect(plain.text).not.toContain('Reminder');
+    });
+
+    it('answers a tool result in text, even with user text (a reminder naming the tool) beside it', async () => {
+      const response = await complete(
+        canonicalRequest({
+          tools: [weatherTool],
+          messages: [
+            userText('What is the weather in Oslo? Use the get_weather tool.'),
+            { role: 'assistant', content: [], toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+            { role: 'tool', toolCallId: 'call_1', content: 'Cloudy, 4 degrees' },
+            userText('<reminder>the get_weather tool is available</reminder>'),
+            { role: 'system', content: 'Stay on task.' },
+          ],
+        }),
+      );
+      expect(response).toMatchObject({ stopReason: 'stop', toolCalls: [] });
+      expect(response.text).toContain('The get_weather tool returned: "Cloudy, 4 degrees"');
+    });
   });
 
   describe('tool calls', () => {
-    const ask = (text: string, extra: Partial<CanonicalRequest> = {}) => complete(canonicalRequest({ tools: [weatherTool, { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', format: 'date-time' } } } }], messages: [userText(text)], ...extra }));
+    const ask = (text: string, extra: Partial<CanonicalRequest> = {}) =>
+      complete(
+        canonicalRequest({
+          tools: [weatherTool, { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', format: 'date-time' } } } }],
+          messages: [userText(text)],
+          ...extra,
+        }),
+      );
 
     it('calls the first tool when the user asks for a tool, with arguments from its schema', async () => {
       const response = await ask('Please use a tool to check Paris');
@@ -203,7 +242,12 @@ describe('SimulatorAdapter', () => {
 
   describe('streaming', () => {
     it('streams token by token what complete() returns, in canonical order', async () => {
-      const request = canonicalRequest({ tools: [weatherTool], reasoning: { enabled: true, exclude: false }, logprobs: true, messages: [userText('Use the tool for Paris 🎉')] });
+      const request = canonicalRequest({
+        tools: [weatherTool],
+        reasoning: { enabled: true, exclude: false },
+        logprobs: true,
+        messages: [userText('Use the tool for Paris 🎉')],
+      });
       const response = await complete(request);
       const events = await collect(simulator.stream(route, request, signal()));
       expect(assemble(events)).toEqual({ text: response.text, reasoning: response.reasoning, toolCalls: response.toolCalls });
@@ -273,7 +317,11 @@ describe('SimulatorAdapter', () => {
   it('merges options: route over constructor over defaults', () => {
     const adapter = new SimulatorAdapter({ tokenDelayMs: 20 });
     expect(adapter.optionsFor(route)).toEqual({ tokenDelayMs: 20, alwaysReason: false, replyWords: undefined, failStatus: undefined });
-    expect(adapter.optionsFor({ ...route, options: { token_delay_ms: '5', replyWords: 3, alwaysReason: 'true' } })).toMatchObject({ tokenDelayMs: 5, replyWords: 3, alwaysReason: true });
+    expect(adapter.optionsFor({ ...route, options: { token_delay_ms: '5', replyWords: 3, alwaysReason: 'true' } })).toMatchObject({
+      tokenDelayMs: 5,
+      replyWords: 3,
+      alwaysReason: true,
+    });
   });
 });
 

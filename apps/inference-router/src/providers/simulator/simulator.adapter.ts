@@ -32,6 +32,8 @@ export interface SimulatorOptions {
  * that stops promptly when the signal aborts (rejecting like the HTTP adapters: see `abortedError`).
  */
 export class SimulatorAdapter implements ProviderAdapter {
+  readonly needsBaseUrl = false;
+
   constructor(private readonly defaults: Partial<SimulatorOptions> = {}) {}
 
   async complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse> {
@@ -138,7 +140,12 @@ function* streamEvents(turn: SimulatedTurn, request: CanonicalRequest): Generato
       yield { event: { type: 'tool_call_delta', index, argumentsDelta: piece.text }, delayed: true };
     }
   }
-  yield { event: turn.stopSequence ? { type: 'finish', stopReason: turn.stopReason, stopSequence: turn.stopSequence } : { type: 'finish', stopReason: turn.stopReason }, delayed: false };
+  yield {
+    event: turn.stopSequence
+      ? { type: 'finish', stopReason: turn.stopReason, stopSequence: turn.stopSequence }
+      : { type: 'finish', stopReason: turn.stopReason },
+    delayed: false,
+  };
   yield { event: { type: 'usage', usage: turn.usage }, delayed: false };
 }
 

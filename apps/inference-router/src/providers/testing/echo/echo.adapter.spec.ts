@@ -1,10 +1,11 @@
-import { type AdapterName, ModelCatalog } from '@gateway/catalog';
+import { ModelCatalog } from '@gateway/catalog';
 import type { TextFrame, UsageRecordedEvent } from '@gateway/contracts';
 import { firstValueFrom, toArray } from 'rxjs';
 import { recordingCalls } from '../../../testing/recording-publisher';
+import { noStore } from '../../../testing/no-store';
 import { InflightRequests } from '../../../text-generation/inflight-requests';
 import { TextGenerationService } from '../../../text-generation/text-generation.service';
-import { createProviderAdapters } from '../../provider-adapters';
+import { assertCatalogServable, createProviderAdapters } from '../../provider-adapters';
 import { UpstreamCaller } from '../../upstream-caller';
 import { EchoAdapter } from './echo.adapter';
 
@@ -15,18 +16,16 @@ function echoCatalog(): ModelCatalog {
     pricing: { input: 0, output: 0 }
     endpoints: [chat.completions, messages]
     routes:
-      - { adapter: simulator, upstream_model: echo-upstream }
+      - { adapter: echo, upstream_model: echo-upstream }
 `;
-  const model = ModelCatalog.fromYaml(yaml, {}, () => undefined).get('echo-1')!;
-  // The catalog accepts the adapter names in its ADAPTERS list; a real provider adds its name there.
-  return new ModelCatalog([{ ...model, routes: model.routes.map((route) => ({ ...route, adapter: 'echo' as AdapterName })) }]);
+  return ModelCatalog.fromYaml(yaml, {}, () => undefined);
 }
 
 describe('a new provider (the contributor guide example)', () => {
   const adapters = { ...createProviderAdapters({ simulatorTokenDelayMs: 0 }), echo: new EchoAdapter() };
   const upstream = new UpstreamCaller(adapters, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const service = new TextGenerationService(echoCatalog(), upstream, recordingCalls(events), new InflightRequests());
+  const service = new TextGenerationService(echoCatalog(), upstream, recordingCalls(events), new InflightRequests(), noStore());
   const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'req_echo' };
 
   it('serves a chat completion through the registered adapter, with its usage event', async () => {
@@ -53,5 +52,29 @@ describe('a new provider (the contributor guide example)', () => {
     const sse = frames.flatMap((frame) => (frame.kind === 'sse' ? frame.frames : [])).join('');
     expect(sse).toContain('"text":"hi"');
     expect(sse).toContain('event: message_stop');
+  });
+});
+
+describe('the router refuses at startup a catalog it cannot serve', () => {
+  const adapters = { ...createProviderAdapters({ simulatorTokenDelayMs: 0 }), echo: new EchoAdapter() };
+  const catalog = (route: string) =>
+    ModelCatalog.fromYaml(
+      `models:\n  - id: m\n    pricing: { input: 0, output: 0 }\n    endpoints: [chat.completions]\n    routes:\n      - ${route}\n`,
+      {},
+      () => undefined,
+    );
+
+  it('accepts the registered providers, the echo one included', () => {
+    expect(() => assertCatalogServable(catalog('{ adapter: echo, upstream_model: e }'), adapters)).not.toThrow();
+  });
+
+  it('names an unknown provider and the known ones', () => {
+    expect(() => assertCatalogServable(catalog('{ adapter: grpc, upstream_model: x }'), adapters)).toThrow(
+      "model m: no provider named 'grpc' (known: openai, anthropic, simulator, echo)",
+    );
+  });
+
+  it('wants base_url for an HTTP provider', () => {
+    expect(() => assertCatalogServable(catalog('{ adapter: openai, upstream_model: x }'), adapters)).toThrow('model m: a openai route needs base_url');
   });
 });

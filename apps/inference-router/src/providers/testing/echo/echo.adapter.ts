@@ -14,6 +14,8 @@ function lastUserText(request: CanonicalRequest): string {
  * format and its reply back — and rejects with an `UpstreamError` when the upstream fails.
  */
 export class EchoAdapter implements ProviderAdapter {
+  readonly needsBaseUrl = false;
+
   async complete(route: UpstreamRoute, request: CanonicalRequest): Promise<CanonicalResponse> {
     const text = lastUserText(request);
     return {

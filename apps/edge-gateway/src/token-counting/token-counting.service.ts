@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import { ErrorCode, Subjects, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import type { FastifyReply } from 'fastify';
+import { AuthenticatedRequest } from '../auth/auth.decorators';
+import { callerContext } from '../auth/caller-context';
+import { ServiceClient } from '../nats/service-client';
+
+/**
+ * Asks the router for a body's input tokens and answers with its one JSON frame. No budget is
+ * reserved and no usage event follows: counting generates nothing and is free.
+ */
+@Injectable()
+export class TokenCountingService {
+  constructor(private readonly services: ServiceClient) {}
+
+  async count(format: TextFormat, request: AuthenticatedRequest, reply: FastifyReply): Promise<void> {
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new DomainError(ErrorCode.InvalidRequest, 'Request body must be a JSON object');
+    }
+    const payload: TextGenerationRequest = { ...callerContext(request), format, body: body as Record<string, unknown> };
+    const frame = await this.services.request<TextFrame>(Subjects.inferenceCountTokens, payload);
+    if (frame.kind !== 'json') throw new DomainError(ErrorCode.Internal, 'unexpected stream from the token counter');
+    await reply.status(frame.status).send(frame.body);
+  }
+}

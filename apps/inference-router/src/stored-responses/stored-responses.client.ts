@@ -1,0 +1,86 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import {
+  ErrorCode,
+  isDomainErrorPayload,
+  SaveStoredResponseRequest,
+  StoredItems,
+  StoredItemsRequest,
+  StoredResponseRecord,
+  StoredResponseRequest,
+  StoredResponseScope,
+  Subjects,
+  type CallerContext,
+} from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
+import { firstValueFrom, timeout } from 'rxjs';
+
+export const STORE_CLIENT = Symbol('STORE_CLIENT');
+export const STORE_TIMEOUT_MS = Symbol('STORE_TIMEOUT_MS');
+
+/** Master keys see the account's stored responses; proxy and DevPass keys only their own. */
+export function storeScope(caller: CallerContext): StoredResponseScope {
+  return { accountId: caller.accountId, ...(caller.keyType === 'master' ? {} : { keyId: caller.keyId }) };
+}
+
+/**
+ * The router's side of the stored Responses-API responses, which account-service keeps in
+ * PostgreSQL: lookups before a call (`previous_response_id`, `item_reference`) and the write after it.
+ */
+@Injectable()
+export class StoredResponsesClient {
+  private readonly logger = new Logger(StoredResponsesClient.name);
+
+  constructor(
+    @Inject(STORE_CLIENT) private readonly nats: ClientProxy,
+    @Inject(STORE_TIMEOUT_MS) private readonly timeoutMs: number,
+  ) {}
+
+  /** The stored response, or a 404 naming `previous_response_id` when it is unknown, expired or not the caller's. */
+  async previous(caller: CallerContext, responseId: string): Promise<StoredResponseRecord> {
+    const request: StoredResponseRequest = { ...storeScope(caller), responseId };
+    try {
+      return await this.request<StoredResponseRecord>(Subjects.responsesGet, request);
+    } catch (error) {
+      if (isDomainErrorPayload(error) && error.code === ErrorCode.NotFound) {
+        throw new DomainError(ErrorCode.NotFound, `Previous response with id '${responseId}' not found.`, 'previous_response_id');
+      }
+      throw unavailable(error);
+    }
+  }
+
+  async items(caller: CallerContext, itemIds: string[]): Promise<Record<string, Record<string, unknown>>> {
+    if (itemIds.length === 0) return {};
+    const request: StoredItemsRequest = { ...storeScope(caller), itemIds };
+    try {
+      return (await this.request<StoredItems>(Subjects.responsesItems, request)).items;
+    } catch (error) {
+      throw isDomainErrorPayload(error) && error.code === ErrorCode.InvalidRequest
+        ? new DomainError(ErrorCode.InvalidRequest, error.message, 'input')
+        : unavailable(error);
+    }
+  }
+
+  /**
+   * Stores a reply before the client sees its end, so its next request can refer to it. A failure
+   * is logged, not answered: the reply was generated and paid for, and a later reference to it
+   * gets the 404 any unknown id gets.
+   */
+  async save(caller: CallerContext, response: Record<string, unknown>, inputItems: Record<string, unknown>[]): Promise<void> {
+    const request: SaveStoredResponseRequest = { accountId: caller.accountId, keyId: caller.keyId, response, inputItems };
+    try {
+      await this.request(Subjects.responsesSave, request);
+    } catch (error) {
+      const reason = isDomainErrorPayload(error) ? error.message : (error as Error).message;
+      this.logger.warn(`response ${String(response.id)} of request ${caller.requestId} was not stored: ${reason}`);
+    }
+  }
+
+  private request<T>(subject: string, payload: object): Promise<T> {
+    return firstValueFrom(this.nats.send<T>(subject, payload).pipe(timeout(this.timeoutMs)));
+  }
+}
+
+function unavailable(cause: unknown): DomainError {
+  return new DomainError(ErrorCode.ServiceUnavailable, 'Stored responses are unavailable right now; retry shortly', undefined, { cause });
+}

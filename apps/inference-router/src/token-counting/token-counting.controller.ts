@@ -1,0 +1,15 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Subjects, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { TokenCountingService } from './token-counting.service';
+
+@Controller()
+export class TokenCountingController {
+  constructor(private readonly counting: TokenCountingService) {}
+
+  /** One `json` frame: the count in the format's shape, or the format's error body. */
+  @MessagePattern(Subjects.inferenceCountTokens)
+  count(@Payload() request: TextGenerationRequest): Promise<TextFrame> {
+    return this.counting.count(request);
+  }
+}
