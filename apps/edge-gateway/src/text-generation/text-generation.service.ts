@@ -53,7 +53,12 @@ export class TextGenerationService {
     const requestId = String(request.id);
     // A model not in the catalog costs nothing: the router answers 404 and nothing is charged.
     const reserved = request.costEstimate ? (await this.budget.reserve(principal, requestId, request.costEstimate.credits), true) : false;
-    const payload: TextGenerationRequest = { ...callerContext(request), format, body: body as Record<string, unknown> };
+    const payload: TextGenerationRequest = {
+      ...callerContext(request),
+      format,
+      body: body as Record<string, unknown>,
+      ...(request.costEstimate?.outputCap !== undefined ? { reservedOutputTokens: request.costEstimate.outputCap } : {}),
+    };
     return new Promise<void>((resolve) => {
       let streaming = false;
       let answered = false;

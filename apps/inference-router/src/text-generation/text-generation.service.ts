@@ -12,6 +12,7 @@ import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 import { InflightRequests } from './inflight-requests';
+import { withinReservedOutput } from './reserved-output';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 
@@ -77,6 +78,8 @@ export class TextGenerationService {
       throw new DomainError(ErrorCode.InvalidRequest, `The model '${canonical.model}' does not serve ${route}`, 'model');
     }
     outcome.inputTokens = countPromptTokens(canonical);
+    // The client's rendering keeps what it asked for; the upstream gets no more than was reserved.
+    const upstreamRequest = withinReservedOutput(canonical, request.reservedOutputTokens);
     const context = {
       request: canonical,
       excludeReasoning: canonical.reasoning?.exclude ?? false,
@@ -90,7 +93,7 @@ export class TextGenerationService {
       const { result, route: served } = await this.upstream.withFallback(
         model.routes,
         signal,
-        (adapter, upstreamRoute) => adapter.complete(upstreamRoute, canonical, signal),
+        (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal),
         canonical.model,
       );
       Object.assign(outcome, { provider: served.adapter, ...billedUsage(result.usage) });
@@ -110,7 +113,7 @@ export class TextGenerationService {
       model.routes,
       signal,
       async (adapter, upstreamRoute) => {
-        const iterator = adapter.stream(upstreamRoute, canonical, signal)[Symbol.asyncIterator]();
+        const iterator = adapter.stream(upstreamRoute, upstreamRequest, signal)[Symbol.asyncIterator]();
         const first = await iterator.next();
         return { iterator, first };
       },

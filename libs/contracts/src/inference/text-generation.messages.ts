@@ -1,4 +1,4 @@
-import { IsIn, IsObject, IsOptional, IsString, Length } from 'class-validator';
+import { IsIn, IsInt, IsObject, IsOptional, IsString, Length, Min } from 'class-validator';
 import { KeyType } from '../keys';
 
 export const TextFormats = ['chat', 'responses', 'messages'] as const;
@@ -48,6 +48,15 @@ export class TextGenerationRequest extends CallerContext {
 
   @IsObject()
   body: Record<string, unknown>;
+
+  /**
+   * The output tokens the edge reserved credits for (`reservedOutputCap`): the router never asks
+   * the upstream for more. Absent when nothing was reserved (a model not in the catalog).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  reservedOutputTokens?: number;
 }
 
 /**
