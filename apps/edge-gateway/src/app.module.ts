@@ -7,6 +7,7 @@ import {
   BudgetStore,
   DtoValidationPipe,
   JsonLoggerService,
+  NATS_RECONNECT_OPTIONS,
   ObservabilityModule,
   READINESS_CHECKS,
   ReadinessCheck,
@@ -67,7 +68,7 @@ export class EdgeModule {
             name: NATS_CLIENT,
             transport: Transport.NATS,
             // Every request and event carries the caller's trace context in its headers.
-            options: { servers: splitList(env.NATS_URL), name: 'edge-gateway', serializer: new TracingNatsSerializer() },
+            options: { servers: splitList(env.NATS_URL), name: 'edge-gateway', serializer: new TracingNatsSerializer(), ...NATS_RECONNECT_OPTIONS },
           },
         ]),
       ],
