@@ -17,6 +17,7 @@ import {
   TracingNatsSerializer,
 } from '@gateway/platform';
 import { ApiKeyGuard } from './auth/api-key.guard';
+import { RevocationEpochs } from './auth/revocation-epochs';
 import { BudgetService, RESERVATION_TTL_MS } from './billing/budget.service';
 import { parseRateLimits } from './rate-limit/plan-limits';
 import { PLAN_RATE_LIMITS, RateLimitGuard } from './rate-limit/rate-limit.guard';
@@ -131,6 +132,7 @@ export class EdgeModule {
         RequestObserver,
         RedisConnection,
         AuthCacheService,
+        RevocationEpochs,
         KeyUsageTracker,
         ProxyKeysService,
         TextGenerationService,

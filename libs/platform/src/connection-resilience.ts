@@ -63,3 +63,61 @@ function safely(alive: () => boolean): boolean {
     return false;
   }
 }
+
+const UNAVAILABLE_CODES = new Set([
+  // Socket errors (pg, ioredis, fetch to a local service)
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  // nats.js
+  'CONNECTION_CLOSED',
+  'CONNECTION_DRAINING',
+  'CONNECTION_REFUSED',
+  'DISCONNECT',
+  'NO_RESPONDERS',
+  '503',
+  // Prisma: database unreachable, timed out, connection closed, pool timeout
+  'P1001',
+  'P1002',
+  'P1008',
+  'P1017',
+  'P2024',
+]);
+
+const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'PrismaClientInitializationError']);
+
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout']);
+
+const UNAVAILABLE_MESSAGES = [
+  /^Connection is closed\.?$/,
+  /Stream isn't writeable/,
+  /Connection lost\. Trying to reconnect/,
+  /Connection terminated/,
+  /timeout exceeded when trying to connect/,
+  /Can't reach database server/,
+];
+
+/**
+ * A failure caused by a back-end being unreachable (Redis, NATS, PostgreSQL), not by the request:
+ * callers map it to 503 `service_unavailable` so clients retry, rather than 500. Follows `cause`
+ * chains, since drivers wrap the socket error (Prisma's adapter error around pg's ECONNREFUSED).
+ */
+export function isDependencyUnavailable(error: unknown, depth = 0): boolean {
+  if (depth > 5 || error === null || error === undefined) return false;
+  // Nest's NATS client rejects with a bare string while it reconnects.
+  if (typeof error === 'string') return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(error));
+  if (typeof error !== 'object') return false;
+  const { code, name, message, kind, cause } = error as { code?: unknown; name?: unknown; message?: unknown; kind?: unknown; cause?: unknown };
+  if (code !== undefined && UNAVAILABLE_CODES.has(String(code))) return true;
+  if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return true;
+  if (typeof kind === 'string' && UNAVAILABLE_KINDS.has(kind)) return true;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) return true;
+  return isDependencyUnavailable(cause, depth + 1);
+}
+
+/** Seconds a client is told to wait (`Retry-After`) when a back-end is unavailable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
