@@ -6,6 +6,8 @@ import { healthSubject } from '@gateway/contracts';
 import {
   BudgetStore,
   DtoValidationPipe,
+  JetStreamConnection,
+  JETSTREAM_SERVERS,
   JsonLoggerService,
   NATS_RECONNECT_OPTIONS,
   ObservabilityModule,
@@ -38,7 +40,7 @@ import { AccountController } from './account/account.controller';
 import { DecisionsController } from './decisions/decisions.controller';
 import { DecisionsService } from './decisions/decisions.service';
 import { TextGenerationController } from './text-generation/text-generation.controller';
-import { INFERENCE_IDLE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
+import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
 import { createObjectStore, FileUrls, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
@@ -94,6 +96,9 @@ export class EdgeModule {
         { provide: REDIS_URL, useValue: env.REDIS_URL },
         { provide: KEY_USAGE_FLUSH_MS, useValue: env.KEY_USAGE_FLUSH_MS },
         { provide: INFERENCE_IDLE_TIMEOUT_MS, useValue: env.INFERENCE_IDLE_TIMEOUT_MS },
+        { provide: INFERENCE_SILENCE_TIMEOUT_MS, useValue: env.INFERENCE_SILENCE_TIMEOUT_MS },
+        { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
+        JetStreamConnection,
         { provide: RESERVATION_TTL_MS, useValue: env.RESERVATION_TTL_MS },
         { provide: PLAN_RATE_LIMITS, useValue: parseRateLimits(env.PLAN_RATE_LIMITS ?? '') },
         { provide: ModelCatalog, useValue: catalog },

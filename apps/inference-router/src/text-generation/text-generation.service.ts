@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
@@ -14,6 +14,9 @@ import { InflightRequests } from './inflight-requests';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 
+export const INFERENCE_HEARTBEAT_MS = Symbol('INFERENCE_HEARTBEAT_MS');
+const DEFAULT_HEARTBEAT_MS = 5_000;
+
 /**
  * One text-generation call, whatever the client's format: parse, resolve the model, call its
  * routes (with fallback), render in the client's format — whole or as a stream — and publish
@@ -28,11 +31,16 @@ export class TextGenerationService {
     private readonly upstream: UpstreamCaller,
     private readonly calls: MeteredCalls,
     private readonly inflight: InflightRequests,
+    @Optional() @Inject(INFERENCE_HEARTBEAT_MS) private readonly heartbeatMs: number = DEFAULT_HEARTBEAT_MS,
   ) {}
 
   generate(request: TextGenerationRequest): Observable<TextFrame> {
     return new Observable<TextFrame>((subscriber) => {
       const abort = this.inflight.register(request.requestId);
+      // Proof of life for the edge, whatever the upstream is doing (a long wait for the first token).
+      const heartbeat = setInterval(() => {
+        if (!subscriber.closed) subscriber.next({ kind: 'heartbeat' });
+      }, this.heartbeatMs);
       const call = { caller: request, route: TEXT_ROUTES[request.format], model: String(request.body.model ?? ''), signal: abort.signal };
       void this.calls
         .run(
@@ -43,10 +51,14 @@ export class TextGenerationService {
           },
         )
         .finally(() => {
+          clearInterval(heartbeat);
           this.inflight.release(request.requestId);
           subscriber.complete();
         });
-      return () => abort.abort();
+      return () => {
+        clearInterval(heartbeat);
+        abort.abort();
+      };
     });
   }
 
@@ -93,6 +105,8 @@ export class TextGenerationService {
     const encoder = format.createStreamEncoder(context);
     let usage: Usage | undefined;
     let generatedText = '';
+    // What the client has been sent so far, for the edge to bill should this process die mid-stream.
+    let streamedTokens = 0;
     // Fall back to another route only while nothing has been sent to the client.
     const { result: events, route: served } = await this.upstream.withFallback(
       model.routes,
@@ -108,10 +122,14 @@ export class TextGenerationService {
     const write = (event: CanonicalStreamEvent) => {
       if (event.type === 'start') event = { ...event, model: canonical.model };
       if (event.type === 'usage') usage = event.usage;
-      if (event.type === 'text_delta' || event.type === 'reasoning_delta') generatedText += event.text;
-      if (event.type === 'tool_call_delta') generatedText += event.argumentsDelta;
+      const delta = event.type === 'text_delta' || event.type === 'reasoning_delta' ? event.text : event.type === 'tool_call_delta' ? event.argumentsDelta : '';
+      if (delta) {
+        generatedText += delta;
+        streamedTokens += countTokens(delta);
+      }
       const frames = encoder.encode(event);
-      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
+      if (frames.length > 0 && !out.closed)
+        out.next({ kind: 'sse', frames, inputTokens: outcome.inputTokens, outputTokens: usage?.outputTokens ?? streamedTokens });
     };
     try {
       let next = events.first;
