@@ -32,5 +32,5 @@ export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
   @IsInt()
   @Min(100)
   @Max(60_000)
-  INFERENCE_HEARTBEAT_MS: number = 5_000;
+  INFERENCE_HEARTBEAT_MS: number = 2_000;
 }

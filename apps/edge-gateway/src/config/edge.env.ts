@@ -51,12 +51,12 @@ export class EdgeEnv extends WithObjectStoreEnv(BaseEnv) {
 
   /**
    * Longest the router may stay silent, heartbeats included (it sends one every
-   * INFERENCE_HEARTBEAT_MS, 5 s): past it the router is taken for dead, the stream ends with an
+   * INFERENCE_HEARTBEAT_MS, 2 s): past it the router is taken for dead, the stream ends with an
    * error event and the tokens already relayed are billed from the edge.
    */
   @IsInt()
   @Min(500)
-  INFERENCE_SILENCE_TIMEOUT_MS: number = 15_000;
+  INFERENCE_SILENCE_TIMEOUT_MS: number = 6_000;
 
   /** The model catalog, for prices and output caps when reserving a request's worst-case cost. */
   @IsString()

@@ -15,7 +15,7 @@ import { InflightRequests } from './inflight-requests';
 const REASONING_EXCLUDE = ':reasoning-exclude';
 
 export const INFERENCE_HEARTBEAT_MS = Symbol('INFERENCE_HEARTBEAT_MS');
-const DEFAULT_HEARTBEAT_MS = 5_000;
+const DEFAULT_HEARTBEAT_MS = 2_000;
 
 /**
  * One text-generation call, whatever the client's format: parse, resolve the model, call its
