@@ -49,6 +49,15 @@ export class EdgeEnv extends WithObjectStoreEnv(BaseEnv) {
   @Min(1000)
   INFERENCE_IDLE_TIMEOUT_MS: number = 660_000;
 
+  /**
+   * Longest the router may stay silent, heartbeats included (it sends one every
+   * INFERENCE_HEARTBEAT_MS, 2 s): past it the router is taken for dead, the stream ends with an
+   * error event and the tokens already relayed are billed from the edge.
+   */
+  @IsInt()
+  @Min(500)
+  INFERENCE_SILENCE_TIMEOUT_MS: number = 6_000;
+
   /** The model catalog, for prices and output caps when reserving a request's worst-case cost. */
   @IsString()
   MODELS_CONFIG = 'config/models.yaml';

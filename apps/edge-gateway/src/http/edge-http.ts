@@ -1,6 +1,6 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { splitList } from '@gateway/platform';
+import { splitList, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { EdgeEnv } from '../config/edge.env';
@@ -49,6 +49,10 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     reply.header('x-request-id', request.id);
     const clientId = clientRequestId(request);
     if (clientId) reply.header('x-client-request-id', clientId);
+  });
+  // Every 503 is an outage or a drain, whichever code path wrote it: tell the client when to retry.
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   });
   registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES, env.JSON_MAX_DEPTH);
   // Some clients probe the base URL before use; no key is needed and nothing is under /v1 here. HEAD is Fastify's own.

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
@@ -16,6 +16,9 @@ import { withinReservedOutput } from './reserved-output';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 
+export const INFERENCE_HEARTBEAT_MS = Symbol('INFERENCE_HEARTBEAT_MS');
+const DEFAULT_HEARTBEAT_MS = 2_000;
+
 /**
  * One text-generation call, whatever the client's format: parse, resolve the model, call its
  * routes (with fallback), render in the client's format — whole or as a stream — and publish
@@ -31,11 +34,16 @@ export class TextGenerationService {
     private readonly calls: MeteredCalls,
     private readonly inflight: InflightRequests,
     private readonly store: StoredResponsesClient,
+    @Optional() @Inject(INFERENCE_HEARTBEAT_MS) private readonly heartbeatMs: number = DEFAULT_HEARTBEAT_MS,
   ) {}
 
   generate(request: TextGenerationRequest): Observable<TextFrame> {
     return new Observable<TextFrame>((subscriber) => {
       const abort = this.inflight.register(request.requestId);
+      // Proof of life for the edge, whatever the upstream is doing (a long wait for the first token).
+      const heartbeat = setInterval(() => {
+        if (!subscriber.closed) subscriber.next({ kind: 'heartbeat' });
+      }, this.heartbeatMs);
       const call = { caller: request, route: TEXT_ROUTES[request.format], model: String(request.body.model ?? ''), signal: abort.signal };
       void this.calls
         .run(
@@ -46,10 +54,14 @@ export class TextGenerationService {
           },
         )
         .finally(() => {
+          clearInterval(heartbeat);
           this.inflight.release(request.requestId);
           subscriber.complete();
         });
-      return () => abort.abort();
+      return () => {
+        clearInterval(heartbeat);
+        abort.abort();
+      };
     });
   }
 
@@ -108,6 +120,8 @@ export class TextGenerationService {
     /** The input the upstream reported as the stream started: what a stream cut short is billed. */
     let startUsage: Usage | undefined;
     let generatedText = '';
+    // What the client has been sent so far, for the edge to bill should this process die mid-stream.
+    let streamedTokens = 0;
     // Fall back to another route only while nothing has been sent to the client.
     const { result: events, route: served } = await this.upstream.withFallback(
       model.routes,
@@ -128,14 +142,19 @@ export class TextGenerationService {
         saved = true;
         await save(final);
       }
-      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
+      // Each frame says what the client has been sent, for the edge to bill should this process die.
+      const inputTokens = startUsage?.inputTokens ?? outcome.inputTokens;
+      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames, inputTokens, outputTokens: usage?.outputTokens ?? streamedTokens });
     };
     /** What the upstream reported or generated: billed even when the client has gone. */
     const record = (event: CanonicalStreamEvent) => {
       if (event.type === 'start' && event.usage) startUsage = event.usage;
       if (event.type === 'usage') usage = event.usage;
-      if (event.type === 'text_delta' || event.type === 'reasoning_delta') generatedText += event.text;
-      if (event.type === 'tool_call_delta') generatedText += event.argumentsDelta;
+      const delta = event.type === 'text_delta' || event.type === 'reasoning_delta' ? event.text : event.type === 'tool_call_delta' ? event.argumentsDelta : '';
+      if (delta) {
+        generatedText += delta;
+        streamedTokens += countTokens(delta);
+      }
     };
     const write = (event: CanonicalStreamEvent) => {
       // An upstream that reports no input at the start (OpenAI, the simulator) gets the gateway's count.
