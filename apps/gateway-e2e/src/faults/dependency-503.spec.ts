@@ -37,7 +37,8 @@ describe('PostgreSQL unreachable', () => {
     edge = started.base;
     account = createAccount('pro', '10');
     // Ready once the edge authenticates through its key-service.
-    for (let attempt = 0; attempt < 200 && (await api('GET', '/v1/user/me', { key: account.masterKey, base: edge })).status !== 200; attempt++) await sleep(100);
+    for (let attempt = 0; attempt < 200 && (await api('GET', '/v1/user/me', { key: account.masterKey, base: edge })).status !== 200; attempt++)
+      await sleep(100);
   }, 120_000);
 
   afterAll(async () => {

@@ -134,7 +134,7 @@ async function untilStatus(url: string, status: number, boundMs: number): Promis
 describe('NATS and Redis outages under light load', () => {
   let nats: RestartableServer;
   let redis: RestartableServer;
-  let apps: AppProcess[] = [];
+  const apps: AppProcess[] = [];
   let edge: AppProcess;
   let router: AppProcess;
   let account: TestAccount;
@@ -145,7 +145,8 @@ describe('NATS and Redis outages under light load', () => {
     redis = await RestartableServer.redis();
     const env = { NATS_URL: nats.url, REDIS_URL: redis.url };
     for (const app of SERVICES) {
-      const appEnv = app === 'inference-router' ? { UPSTREAM_RETRY_BASE_MS: '20' } : app === 'metering-service' ? { METERING_ACK_WAIT_MS: '2000' } : {};
+      const appEnv: Record<string, string> =
+        app === 'inference-router' ? { UPSTREAM_RETRY_BASE_MS: '20' } : app === 'metering-service' ? { METERING_ACK_WAIT_MS: '2000' } : {};
       apps.push(await startApp(app, { ...env, ...appEnv }, `outage-${app}`));
     }
     router = apps.find((app) => app.app === 'inference-router') as AppProcess;
@@ -219,19 +220,27 @@ describe('NATS and Redis outages under light load', () => {
     expect(entries.body).toEqual([expect.objectContaining({ request_id: requestId })]);
   }
 
-  it(`a NATS outage of ${OUTAGE_MS / 1000} s: 503 meanwhile, 200 within seconds of its return, usage metered again`, async () => {
-    const { during, recoveredAfterMs } = await outage(nats, router);
-    expectUnavailable(during);
-    expect(recoveredAfterMs).toBeLessThan(RECOVERY_BOUND_MS);
-    await expectBilledAfterRecovery();
-    expect(liveness.failures).toEqual([]);
-  }, OUTAGE_MS + 120_000);
+  it(
+    `a NATS outage of ${OUTAGE_MS / 1000} s: 503 meanwhile, 200 within seconds of its return, usage metered again`,
+    async () => {
+      const { during, recoveredAfterMs } = await outage(nats, router);
+      expectUnavailable(during);
+      expect(recoveredAfterMs).toBeLessThan(RECOVERY_BOUND_MS);
+      await expectBilledAfterRecovery();
+      expect(liveness.failures).toEqual([]);
+    },
+    OUTAGE_MS + 120_000,
+  );
 
-  it(`a Redis outage of ${OUTAGE_MS / 1000} s: 503 meanwhile, 200 within seconds of its return`, async () => {
-    const { during, recoveredAfterMs } = await outage(redis, edge);
-    expectUnavailable(during);
-    expect(recoveredAfterMs).toBeLessThan(RECOVERY_BOUND_MS);
-    await expectBilledAfterRecovery();
-    expect(liveness.failures).toEqual([]);
-  }, OUTAGE_MS + 120_000);
+  it(
+    `a Redis outage of ${OUTAGE_MS / 1000} s: 503 meanwhile, 200 within seconds of its return`,
+    async () => {
+      const { during, recoveredAfterMs } = await outage(redis, edge);
+      expectUnavailable(during);
+      expect(recoveredAfterMs).toBeLessThan(RECOVERY_BOUND_MS);
+      await expectBilledAfterRecovery();
+      expect(liveness.failures).toEqual([]);
+    },
+    OUTAGE_MS + 120_000,
+  );
 });

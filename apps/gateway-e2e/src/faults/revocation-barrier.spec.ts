@@ -77,7 +77,8 @@ async function worker(kind: Kind, tries: number): Promise<Outcome> {
       whitelisted = next;
       const after = await models(old, other);
       // Served under the old whitelist: the listing still shows the model it no longer allows.
-      if (after.status !== 200 || ids(after.body).join() !== next) outcome.stale.push(`${label}: listing was ${after.status} ${ids(after.body).join()}, not ${next}`);
+      if (after.status !== 200 || ids(after.body).join() !== next)
+        outcome.stale.push(`${label}: listing was ${after.status} ${ids(after.body).join()}, not ${next}`);
     } else {
       // Both ways of deleting one key, alternately.
       const removed =

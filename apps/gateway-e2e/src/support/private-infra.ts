@@ -52,7 +52,12 @@ export class RestartableServer {
 
   static async redis(): Promise<RestartableServer> {
     const port = await freePort();
-    const server = new RestartableServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], port, () => undefined);
+    const server = new RestartableServer(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      port,
+      () => undefined,
+    );
     await server.start();
     return server;
   }
