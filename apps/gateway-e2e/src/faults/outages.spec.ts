@@ -9,6 +9,7 @@
  * `OUTAGE_SECONDS` sets the length of each outage: 25 in `npm test`, longer than the ~20 s after
  * which nats.js used to give up reconnecting for good; the issue's figure is `OUTAGE_SECONDS=60`.
  */
+import { get } from 'node:http';
 import { api, ApiResponse, createAccount, sleep, TestAccount } from '../support/api';
 import { AppProcess, RestartableServer, startApp, stopApps } from '../support/private-infra';
 
@@ -85,6 +86,21 @@ class LightLoad {
   }
 }
 
+/**
+ * A fresh connection each time (no keep-alive): a pooled socket the server closes as idle just as it
+ * is reused would fail the probe for a reason that is no process's.
+ */
+function healthStatus(url: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const request = get(url, { agent: false, timeout: REQUEST_BOUND_MS }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', (error) => resolve(String(error)));
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${REQUEST_BOUND_MS} ms`)));
+  });
+}
+
 /** Polls every process's `/healthz`, recording any answer but 200. */
 class LivenessWatch {
   readonly failures: string[] = [];
@@ -99,10 +115,7 @@ class LivenessWatch {
     while (this.running) {
       await Promise.all(
         this.apps.map(async (app) => {
-          const status = await fetch(`${app.base}/healthz`, { signal: AbortSignal.timeout(REQUEST_BOUND_MS) }).then(
-            (response) => response.status,
-            () => 0,
-          );
+          const status = await healthStatus(`${app.base}/healthz`);
           if (status !== 200) this.failures.push(`${app.app} /healthz ${status} at ${new Date().toISOString()}`);
           if (app.child.exitCode !== null) this.failures.push(`${app.app} exited with ${app.child.exitCode}`);
         }),
