@@ -6,7 +6,10 @@ import { healthSubject } from '@gateway/contracts';
 import {
   BudgetStore,
   DtoValidationPipe,
+  JetStreamConnection,
+  JETSTREAM_SERVERS,
   JsonLoggerService,
+  NATS_RECONNECT_OPTIONS,
   ObservabilityModule,
   READINESS_CHECKS,
   ReadinessCheck,
@@ -16,6 +19,7 @@ import {
   TracingNatsSerializer,
 } from '@gateway/platform';
 import { ApiKeyGuard } from './auth/api-key.guard';
+import { RevocationEpochs } from './auth/revocation-epochs';
 import { BudgetService, RESERVATION_TTL_MS } from './billing/budget.service';
 import { parseRateLimits } from './rate-limit/plan-limits';
 import { PLAN_RATE_LIMITS, RateLimitGuard } from './rate-limit/rate-limit.guard';
@@ -37,7 +41,7 @@ import { DecisionsController } from './decisions/decisions.controller';
 import { DecisionsService } from './decisions/decisions.service';
 import { StoredResponsesController } from './stored-responses/stored-responses.controller';
 import { TextGenerationController } from './text-generation/text-generation.controller';
-import { INFERENCE_IDLE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
+import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
 import { createObjectStore, FileUrls, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
@@ -70,7 +74,7 @@ export class EdgeModule {
             name: NATS_CLIENT,
             transport: Transport.NATS,
             // Every request and event carries the caller's trace context in its headers.
-            options: { servers: splitList(env.NATS_URL), name: 'edge-gateway', serializer: new TracingNatsSerializer() },
+            options: { servers: splitList(env.NATS_URL), name: 'edge-gateway', serializer: new TracingNatsSerializer(), ...NATS_RECONNECT_OPTIONS },
           },
         ]),
       ],
@@ -97,6 +101,9 @@ export class EdgeModule {
         { provide: REDIS_URL, useValue: env.REDIS_URL },
         { provide: KEY_USAGE_FLUSH_MS, useValue: env.KEY_USAGE_FLUSH_MS },
         { provide: INFERENCE_IDLE_TIMEOUT_MS, useValue: env.INFERENCE_IDLE_TIMEOUT_MS },
+        { provide: INFERENCE_SILENCE_TIMEOUT_MS, useValue: env.INFERENCE_SILENCE_TIMEOUT_MS },
+        { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
+        JetStreamConnection,
         { provide: RESERVATION_TTL_MS, useValue: env.RESERVATION_TTL_MS },
         { provide: PLAN_RATE_LIMITS, useValue: parseRateLimits(env.PLAN_RATE_LIMITS ?? '') },
         { provide: ModelCatalog, useValue: catalog },
@@ -135,6 +142,7 @@ export class EdgeModule {
         RequestObserver,
         RedisConnection,
         AuthCacheService,
+        RevocationEpochs,
         KeyUsageTracker,
         ProxyKeysService,
         TextGenerationService,

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { MicroserviceOptions, Transport } from '@nestjs/microservices';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { closeOnShutdownSignals, loadEnvOrExit, setupObservability, splitList } from '@gateway/platform';
+import { closeOnShutdownSignals, loadEnvOrExit, NATS_RECONNECT_OPTIONS, setupObservability, splitList } from '@gateway/platform';
 import { EdgeModule } from './app.module';
 import { EdgeEnv } from './config/edge.env';
 import { configureEdgeApp, createEdgeHttp } from './http/edge-http';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   // No queue group: every edge replica receives every key-change event.
   app.connectMicroservice<MicroserviceOptions>({
     transport: Transport.NATS,
-    options: { servers: splitList(env.NATS_URL), name: 'edge-gateway-events' },
+    options: { servers: splitList(env.NATS_URL), name: 'edge-gateway-events', ...NATS_RECONNECT_OPTIONS },
   });
   closeOnShutdownSignals(app, {
     graceMs: env.SHUTDOWN_GRACE_MS,

@@ -21,7 +21,7 @@ import { RouterEnv } from './router.env';
 import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
-import { TextGenerationService } from './text-generation/text-generation.service';
+import { INFERENCE_HEARTBEAT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
@@ -70,6 +70,7 @@ export class InferenceRouterModule {
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         { provide: RETRY_POLICY, useValue: { attemptsPerRoute: env.UPSTREAM_ATTEMPTS, baseDelayMs: env.UPSTREAM_RETRY_BASE_MS } },
         { provide: SIMULATOR_TOKEN_DELAY_MS, useValue: env.SIMULATOR_TOKEN_DELAY_MS },
+        { provide: INFERENCE_HEARTBEAT_MS, useValue: env.INFERENCE_HEARTBEAT_MS },
         ProviderAdapters,
         {
           provide: PROVIDER_ADAPTERS,

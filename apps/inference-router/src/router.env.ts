@@ -30,4 +30,13 @@ export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
   @Min(100)
   @Max(60_000)
   STORE_TIMEOUT_MS: number = 5_000;
+
+  /**
+   * How often the router tells the edge it is still at a text generation (a `heartbeat` frame); the
+   * edge gives up after a few missed ones (INFERENCE_SILENCE_TIMEOUT_MS).
+   */
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  INFERENCE_HEARTBEAT_MS: number = 2_000;
 }

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { healthSubject } from '@gateway/contracts';
 import { postgresReadinessProvider, PrismaModule } from '@gateway/db';
-import { HealthController, healthRpcController, splitList } from '@gateway/platform';
+import { HealthController, healthRpcController, NATS_RECONNECT_OPTIONS, splitList } from '@gateway/platform';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { AccountsService } from './accounts/accounts.service';
 import { PLAN_DAILY_LIMITS, PlanPolicy } from './accounts/plan-policy';
@@ -24,7 +24,9 @@ export class KeyServiceModule {
       module: KeyServiceModule,
       imports: [
         PrismaModule.forRoot(env.DATABASE_URL),
-        ClientsModule.register([{ name: NATS_CLIENT, transport: Transport.NATS, options: { servers: splitList(env.NATS_URL), name: 'key-service' } }]),
+        ClientsModule.register([
+          { name: NATS_CLIENT, transport: Transport.NATS, options: { servers: splitList(env.NATS_URL), name: 'key-service', ...NATS_RECONNECT_OPTIONS } },
+        ]),
       ],
       controllers: withTransports ? [KeysController, ProxyKeysController, HealthController, healthRpcController(healthSubject('key-service'))] : [],
       providers: [

@@ -1,7 +1,8 @@
-import { Controller, Get, HttpCode, Inject, Optional, Res, Type } from '@nestjs/common';
+import { Controller, Get, Inject, Optional, Res, Type } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
 import type { FastifyReply } from 'fastify';
 import { GracefulShutdown } from './observability/graceful-shutdown';
+import { deadConnections } from './connection-resilience';
 
 /** One dependency whose reachability decides readiness. */
 export interface ReadinessCheck {
@@ -36,6 +37,27 @@ export async function runChecks(checks: ReadinessCheck[], timeoutMs = 2000): Pro
   return { ready: results.every(([, state]) => state === 'up'), checks: Object.fromEntries(results) };
 }
 
+export interface LivenessReport {
+  status: 'ok' | 'dead';
+  /** The connections closed for good, when there are. */
+  closed?: string[];
+}
+
+/**
+ * Liveness: 503 once a connection to NATS or Redis is closed for good (it will never reconnect), so
+ * the orchestrator restarts the process; a connection that is reconnecting keeps it alive (readiness
+ * reports it instead). While shutting down, connections close on purpose and the process stays alive.
+ */
+export function liveness(reply: FastifyReply, shutdown?: GracefulShutdown): LivenessReport {
+  const closed = shutdown?.draining ? [] : deadConnections();
+  if (closed.length === 0) {
+    reply.status(200);
+    return { status: 'ok' };
+  }
+  reply.status(503);
+  return { status: 'dead', closed };
+}
+
 /** `/healthz` (alive) and `/readyz` (dependencies reachable) of a back-end service. */
 @Controller()
 export class HealthController {
@@ -45,9 +67,8 @@ export class HealthController {
   ) {}
 
   @Get('healthz')
-  @HttpCode(200)
-  alive(): { status: 'ok' } {
-    return { status: 'ok' };
+  alive(@Res({ passthrough: true }) reply: FastifyReply): LivenessReport {
+    return liveness(reply, this.shutdown);
   }
 
   @Get('readyz')

@@ -11,3 +11,4 @@ export * from './budget.store';
 export * from './token-estimate';
 export * from './observability';
 export * from './usage-event.publish';
+export * from './connection-resilience';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { UsageStream } from '@gateway/contracts';
+import { NATS_RECONNECT_OPTIONS, natsLivenessCheck } from './connection-resilience';
 import { connect, JetStreamClient, JetStreamManager, NatsConnection, RetentionPolicy, StorageType } from 'nats';
 
 export const JETSTREAM_SERVERS = Symbol('JETSTREAM_SERVERS');
@@ -18,10 +19,24 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   constructor(@Inject(JETSTREAM_SERVERS) private readonly servers: string[]) {}
 
   async onModuleInit(): Promise<void> {
-    this.connection = await connect({ servers: this.servers, name: 'jetstream' });
+    this.connection = await connect({ servers: this.servers, name: 'jetstream', ...NATS_RECONNECT_OPTIONS });
+    natsLivenessCheck('jetstream', this.connection);
     this.manager = await this.connection.jetstreamManager();
-    await this.ensureUsageStream(this.manager);
+    await this.ensureUsageStream();
     this.client = this.connection.jetstream();
+    void this.watchReconnects(this.connection);
+  }
+
+  /**
+   * A NATS server that comes back without its store (a new pod, an emptied volume) has no usage
+   * stream: publishes would fail with no responders until someone creates it again.
+   */
+  private async watchReconnects(connection: NatsConnection): Promise<void> {
+    for await (const status of connection.status()) {
+      if (status.type !== 'reconnect') continue;
+      this.logger.log('NATS reconnected');
+      await this.ensureUsageStream().catch((error: Error) => this.logger.warn(`usage stream not ensured after reconnect: ${error.message}`));
+    }
   }
 
   get jetstream(): JetStreamClient {
@@ -47,7 +62,10 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
     }
   }
 
-  private async ensureUsageStream(manager: JetStreamManager): Promise<void> {
+  /** Creates the usage stream unless it exists (idempotent). */
+  async ensureUsageStream(): Promise<void> {
+    const manager = this.manager;
+    if (!manager) throw new Error('JetStream is not connected yet');
     try {
       await manager.streams.info(UsageStream.name);
     } catch {

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
+import { REDIS_RECONNECT_OPTIONS, registerLivenessCheck } from './connection-resilience';
 
 export const REDIS_URL = Symbol('REDIS_URL');
 
@@ -9,8 +10,10 @@ export class RedisConnection implements OnApplicationShutdown {
   readonly client: Redis;
 
   constructor(@Inject(REDIS_URL) url: string) {
-    this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.client = new Redis(url, { lazyConnect: false, ...REDIS_RECONNECT_OPTIONS });
     this.client.on('error', () => undefined);
+    // 'end' is ioredis giving up for good (never, with its retry strategy) or our own quit on shutdown.
+    registerLivenessCheck('redis', () => this.client.status !== 'end');
   }
 
   async isReachable(): Promise<boolean> {

@@ -2,6 +2,7 @@ import { ArgumentMetadata, ArgumentsHost, Catch, Logger, RpcExceptionFilter, Val
 import { RpcException } from '@nestjs/microservices';
 import { DomainErrorPayload, ErrorCode } from '@gateway/contracts';
 import { Observable, throwError } from 'rxjs';
+import { isDependencyUnavailable } from './connection-resilience';
 import { DomainError } from './domain-error';
 import { firstFieldProblem } from './validation-errors';
 
@@ -52,6 +53,11 @@ export class RpcDomainExceptionFilter implements RpcExceptionFilter<unknown> {
       payload = exception.toPayload();
     } else if (exception instanceof RpcException && typeof exception.getError() === 'object') {
       payload = exception.getError() as DomainErrorPayload;
+    } else if (isDependencyUnavailable(exception)) {
+      // PostgreSQL (or another back-end) is down: the caller answers 503 and the client retries.
+      const pattern = host.getArgByIndex(1)?.getSubject?.() ?? 'unknown subject';
+      this.logger.warn(`${pattern}: a back-end is unavailable: ${(exception as Error)?.message ?? String(exception)}`);
+      payload = { code: ErrorCode.ServiceUnavailable, message: 'A gateway back-end is unavailable; retry with backoff' };
     } else {
       const pattern = host.getArgByIndex(1)?.getSubject?.() ?? 'unknown subject';
       this.logger.error(`unhandled error on ${pattern}: ${(exception as Error)?.stack ?? String(exception)}`);

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { CustomStrategy } from '@nestjs/microservices';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { splitList } from './config';
+import { NATS_RECONNECT_OPTIONS } from './connection-resilience';
 import { DtoValidationPipe, RpcDomainExceptionFilter } from './rpc';
 import {
   closeOnShutdownSignals,
@@ -58,6 +59,7 @@ async function startService(options: ServiceBootstrapOptions, logger: Logger): P
   app.useGlobalInterceptors(new RpcObservabilityInterceptor(shutdown));
   const server = new DrainableNatsServer({
     servers: splitList(options.natsUrl),
+    ...NATS_RECONNECT_OPTIONS,
     queue: options.queue,
     name: options.name,
   });

@@ -1,6 +1,7 @@
 import { Principal } from '@gateway/contracts';
 import { ServiceClient } from '../nats/service-client';
 import { AuthCacheService } from './auth-cache.service';
+import { RevocationEpochs } from './revocation-epochs';
 
 /** A key-service stand-in at the transport seam: counts lookups, answers from a table. */
 class KeyLookupStub {
@@ -24,10 +25,35 @@ const principal = (accountId: string): Principal => ({
   proxy: null,
 });
 
-function setup(options = { ttlMs: 60_000, maxEntries: 100, negativeTtlMs: 60_000 }) {
+/** Redis's epoch counters, in memory; `down` makes every read fail as an unreachable Redis does. */
+class EpochStore {
+  readonly epochs = new Map<string, number>();
+  down = false;
+
+  async current(accountId: string): Promise<string> {
+    if (this.down) throw new Error('Connection is closed.');
+    return String(this.epochs.get(accountId) ?? 0);
+  }
+
+  async bump(accountId: string): Promise<void> {
+    this.epochs.set(accountId, (this.epochs.get(accountId) ?? 0) + 1);
+  }
+}
+
+const OPTIONS = { ttlMs: 60_000, maxEntries: 100, negativeTtlMs: 60_000 };
+
+function setup(options = OPTIONS, epochs = new EpochStore()) {
   const stub = new KeyLookupStub();
-  const cache = new AuthCacheService(stub as unknown as ServiceClient, options);
-  return { stub, cache };
+  const cache = new AuthCacheService(stub as unknown as ServiceClient, options, epochs as unknown as RevocationEpochs);
+  return { stub, cache, epochs };
+}
+
+/** The first answer for a key is not cached (its account is unknown until then); the second is. */
+async function warm(cache: AuthCacheService, ...keys: string[]): Promise<void> {
+  for (const key of keys) {
+    await cache.authenticate(key);
+    await cache.authenticate(key);
+  }
 }
 
 describe('AuthCacheService', () => {
@@ -36,31 +62,73 @@ describe('AuthCacheService', () => {
     stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
     const results = await Promise.all(Array.from({ length: 20 }, () => cache.authenticate('ek-a')));
     expect(results.every((result) => result?.principal.accountId === 'acct_a')).toBe(true);
-    await cache.authenticate('ek-a');
     expect(stub.calls).toBe(1);
+    await warm(cache, 'ek-a');
+    await cache.authenticate('ek-a');
+    expect(stub.calls).toBe(2);
   });
 
   it('drops every entry of an account on a key-change event', async () => {
     const { stub, cache } = setup();
     stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
     stub.principals.set(AuthCacheService.hash('ek-b'), principal('acct_b'));
-    await cache.authenticate('ek-a');
-    await cache.authenticate('ek-b');
+    await warm(cache, 'ek-a', 'ek-b');
     stub.principals.delete(AuthCacheService.hash('ek-a'));
     cache.invalidate({ accountId: 'acct_a', keyHashes: [], reason: 'master_regenerated' });
     expect(await cache.authenticate('ek-a')).toBeNull();
     expect((await cache.authenticate('ek-b'))?.principal.accountId).toBe('acct_b');
-    expect(stub.calls).toBe(3);
+    expect(stub.calls).toBe(5);
   });
 
   it("forgets an account's entries when this edge relayed a change to its keys", async () => {
     const { stub, cache } = setup();
     stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
-    await cache.authenticate('ek-a');
+    await warm(cache, 'ek-a');
     stub.principals.delete(AuthCacheService.hash('ek-a'));
-    cache.forgetAccount('acct_a');
+    await cache.forgetAccount('acct_a');
     expect(await cache.authenticate('ek-a')).toBeNull();
-    expect(stub.calls).toBe(2);
+    expect(stub.calls).toBe(3);
+  });
+
+  it('asks key-service again on every replica once a change bumped the epoch, without any event', async () => {
+    const epochs = new EpochStore();
+    const replica = setup(OPTIONS, epochs);
+    const other = setup(OPTIONS, epochs);
+    replica.stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
+    await warm(replica.cache, 'ek-a');
+    expect(replica.stub.calls).toBe(2);
+    await other.cache.forgetAccount('acct_a');
+    replica.stub.principals.delete(AuthCacheService.hash('ek-a'));
+    expect(await replica.cache.authenticate('ek-a')).toBeNull();
+    expect(replica.stub.calls).toBe(3);
+  });
+
+  it('does not trust a cached entry while the epoch cannot be read', async () => {
+    const { stub, cache, epochs } = setup();
+    stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
+    await warm(cache, 'ek-a');
+    epochs.down = true;
+    await cache.authenticate('ek-a');
+    await cache.authenticate('ek-a');
+    expect(stub.calls).toBe(4);
+  });
+
+  it('stores an answer that straddles a bump under the old epoch, so the next hit asks again', async () => {
+    const { stub, cache, epochs } = setup();
+    stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
+    await cache.authenticate('ek-a');
+    let release!: () => void;
+    stub.gate = new Promise((resolve) => (release = resolve));
+    const pending = cache.authenticate('ek-a');
+    // Another replica's change lands while key-service's (old) answer is on its way.
+    await new Promise((resolve) => setImmediate(resolve));
+    await epochs.bump('acct_a');
+    release();
+    await pending;
+    stub.gate = undefined;
+    stub.principals.delete(AuthCacheService.hash('ek-a'));
+    expect(await cache.authenticate('ek-a')).toBeNull();
+    expect(stub.calls).toBe(3);
   });
 
   it('drops remembered unknown keys named in an event', async () => {
@@ -87,13 +155,16 @@ describe('AuthCacheService', () => {
 
   it('expires entries after the TTL and evicts the oldest beyond the size bound', async () => {
     const { stub, cache } = setup({ ttlMs: 1, maxEntries: 2, negativeTtlMs: 1 });
-    for (const key of ['ek-1', 'ek-2', 'ek-3']) stub.principals.set(AuthCacheService.hash(key), principal(key));
-    await cache.authenticate('ek-1');
-    await cache.authenticate('ek-2');
-    await cache.authenticate('ek-3');
-    expect(cache.size).toBe(2);
+    const { stub: longStub, cache: longCache } = setup({ ttlMs: 60_000, maxEntries: 2, negativeTtlMs: 1 });
+    for (const key of ['ek-1', 'ek-2', 'ek-3']) {
+      stub.principals.set(AuthCacheService.hash(key), principal(key));
+      longStub.principals.set(AuthCacheService.hash(key), principal(key));
+    }
+    await warm(longCache, 'ek-1', 'ek-2', 'ek-3');
+    expect(longCache.size).toBe(2);
+    await warm(cache, 'ek-3');
     await new Promise((resolve) => setTimeout(resolve, 5));
     await cache.authenticate('ek-3');
-    expect(stub.calls).toBe(4);
+    expect(stub.calls).toBe(3);
   });
 });

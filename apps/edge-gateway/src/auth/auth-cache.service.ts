@@ -3,6 +3,7 @@ import { AuthenticateKeyRequest, KeysChangedEvent, Principal, Subjects } from '@
 import { createHash } from 'node:crypto';
 import { ServiceClient } from '../nats/service-client';
 import { IpAllowlist } from './ip-allowlist';
+import { RevocationEpochs } from './revocation-epochs';
 
 export const AUTH_CACHE_OPTIONS = Symbol('AUTH_CACHE_OPTIONS');
 
@@ -21,6 +22,8 @@ export interface Authenticated {
 interface Entry {
   value: Authenticated | null;
   accountId: string | null;
+  /** The account's revocation epoch read before key-service was asked; unknown when Redis was down. */
+  epoch?: string;
   expiresAt: number;
 }
 
@@ -28,20 +31,24 @@ const EMPTY_ALLOWLIST = new IpAllowlist([]);
 
 /**
  * key SHA-256 → principal, in memory on each edge replica. A miss asks key-service once (concurrent
- * misses for one key share the call). `keys.changed` drops the account's entries at once; the TTL
- * bounds staleness if an event is lost.
+ * misses for one key share the call). A hit is trusted only while the account's revocation epoch
+ * (`RevocationEpochs`, one Redis GET) is the one it was filled under: a key change answered on any
+ * replica is seen by the next request on every replica. `keys.changed` drops the account's entries
+ * early; the TTL bounds staleness of changes made outside the API (the admin CLI) if an event is lost.
  */
 @Injectable()
 export class AuthCacheService {
   private readonly entries = new Map<string, Entry>();
   private readonly byAccount = new Map<string, Set<string>>();
   private readonly inFlight = new Map<string, Promise<Authenticated | null>>();
+  private readonly accountOfKey = new Map<string, string>();
   /** Bumped by every key-change event; an answer fetched across a bump is not cached. */
   private generation = 0;
 
   constructor(
     private readonly services: ServiceClient,
     @Inject(AUTH_CACHE_OPTIONS) private readonly options: AuthCacheOptions,
+    private readonly epochs: RevocationEpochs,
   ) {}
 
   static hash(key: string): string {
@@ -51,7 +58,7 @@ export class AuthCacheService {
   async authenticate(key: string): Promise<Authenticated | null> {
     const keyHash = AuthCacheService.hash(key);
     const cached = this.entries.get(keyHash);
-    if (cached && cached.expiresAt > Date.now()) return cached.value;
+    if (cached && cached.expiresAt > Date.now() && (await this.stillCurrent(cached))) return cached.value;
     let pending = this.inFlight.get(keyHash);
     if (!pending) {
       pending = this.fetch(keyHash).finally(() => this.inFlight.delete(keyHash));
@@ -60,16 +67,25 @@ export class AuthCacheService {
     return pending;
   }
 
+  /** Unknown keys (no account) are not revocable; with Redis down a hit cannot be checked, so it is not trusted. */
+  private async stillCurrent(entry: Entry): Promise<boolean> {
+    if (!entry.accountId) return true;
+    const epoch = await this.epochs.current(entry.accountId).catch(() => undefined);
+    return epoch !== undefined && epoch === entry.epoch;
+  }
+
   invalidate(event: KeysChangedEvent): void {
     this.forget(event.accountId, event.keyHashes);
   }
 
   /**
-   * After this edge relayed a change to the account's keys: its next request must see the change,
-   * even before key-service's broadcast (which other replicas act on) has arrived here.
+   * After this edge relayed a change to the account's keys, before it answers: every replica's next
+   * request sees the change (the epoch), this one's at once (its own entries are dropped). Throws
+   * when Redis is unreachable: the caller answers 503 rather than claim a barrier it did not set.
    */
-  forgetAccount(accountId: string): void {
+  async forgetAccount(accountId: string): Promise<void> {
     this.forget(accountId, []);
+    await this.epochs.bump(accountId);
   }
 
   private forget(accountId: string, keyHashes: string[]): void {
@@ -87,16 +103,33 @@ export class AuthCacheService {
 
   private async fetch(keyHash: string): Promise<Authenticated | null> {
     const generation = this.generation;
+    // The epoch is read before key-service is asked: an answer fetched across a bump is then stored
+    // under the old epoch, and the next hit sees the difference. A key seen for the first time has
+    // no known account: its answer is returned uncached, the next one is cached.
+    const knownAccount = this.accountOfKey.get(keyHash);
+    const epoch = knownAccount ? await this.epochs.current(knownAccount).catch(() => undefined) : undefined;
     const request: AuthenticateKeyRequest = { keyHash };
     const principal = await this.services.request<Principal | null>(Subjects.keysAuthenticate, request);
     const value = principal
       ? { principal, ipAllowlist: principal.proxy?.ipWhitelist.length ? new IpAllowlist(principal.proxy.ipWhitelist) : EMPTY_ALLOWLIST }
       : null;
-    if (generation === this.generation) this.store(keyHash, value);
+    if (principal) this.rememberAccount(keyHash, principal.accountId);
+    if (generation !== this.generation) return value;
+    if (!principal) this.store(keyHash, null);
+    else if (epoch !== undefined && principal.accountId === knownAccount) this.store(keyHash, value, epoch);
     return value;
   }
 
-  private store(keyHash: string, value: Authenticated | null): void {
+  /** A key belongs to one account for life, so this map is never invalidated, only bounded. */
+  private rememberAccount(keyHash: string, accountId: string): void {
+    if (this.accountOfKey.size >= this.options.maxEntries && !this.accountOfKey.has(keyHash)) {
+      const oldest = this.accountOfKey.keys().next().value;
+      if (oldest !== undefined) this.accountOfKey.delete(oldest);
+    }
+    this.accountOfKey.set(keyHash, accountId);
+  }
+
+  private store(keyHash: string, value: Authenticated | null, epoch?: string): void {
     this.drop(keyHash);
     if (this.entries.size >= this.options.maxEntries) {
       const oldest = this.entries.keys().next().value;
@@ -104,7 +137,7 @@ export class AuthCacheService {
     }
     const accountId = value?.principal.accountId ?? null;
     const ttl = value ? this.options.ttlMs : this.options.negativeTtlMs;
-    this.entries.set(keyHash, { value, accountId, expiresAt: Date.now() + ttl });
+    this.entries.set(keyHash, { value, accountId, epoch, expiresAt: Date.now() + ttl });
     if (accountId) {
       let hashes = this.byAccount.get(accountId);
       if (!hashes) this.byAccount.set(accountId, (hashes = new Set()));

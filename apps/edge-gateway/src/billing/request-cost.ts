@@ -1,9 +1,8 @@
 import { ModelCatalog } from '@gateway/catalog';
-import { countTextTokens } from '@gateway/platform';
+import { reservedOutputCap } from '@gateway/client-formats';
+import type { TextFormat } from '@gateway/contracts';
+import { countTextsTokens, countTextTokens } from '@gateway/platform';
 import { baseModelId } from '../auth/access-policy';
-
-/** Output cap assumed when neither the request nor the catalog sets one. */
-const FALLBACK_MAX_OUTPUT = 4096;
 
 export interface CostEstimate {
   model: string;
@@ -11,34 +10,39 @@ export interface CostEstimate {
   tokens: number;
   /** Worst-case cost in credits (a float: it only bounds a reservation; the ledger is exact). */
   credits: number;
+  /** Text generation: the output tokens reserved, which the router must not ask the upstream to exceed. */
+  outputCap?: number;
 }
 
 const positiveInt = (value: unknown): number | undefined => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined);
 
 /**
- * The most a text-generation request can cost: its prompt tokens plus its output cap
- * (`max_tokens`, `max_completion_tokens`, `max_output_tokens`, else the model's) at the model's
- * prices. Null when the model is not in the catalog (the router answers 404; nothing is charged).
+ * The most a text-generation request can cost: its prompt tokens plus its output cap at the
+ * model's prices. The cap is the one the router's parser applies (`reservedOutputCap`, shared with
+ * the router, which is held to it). Null when the model is not in the catalog (the router answers
+ * 404; nothing is charged).
  */
-export function estimateTextCost(catalog: ModelCatalog, body: Record<string, unknown>): CostEstimate | null {
+export function estimateTextCost(format: TextFormat, catalog: ModelCatalog, body: Record<string, unknown>): CostEstimate | null {
   if (typeof body.model !== 'string') return null;
   const model = catalog.get(baseModelId(body.model));
   if (!model) return null;
   const promptTokens = countTextTokens(JSON.stringify(body));
-  const maxOutput =
-    positiveInt(body.max_tokens) ??
-    positiveInt(body.max_completion_tokens) ??
-    positiveInt(body.max_output_tokens) ??
-    model.config.max_output_tokens ??
-    FALLBACK_MAX_OUTPUT;
+  const maxOutput = reservedOutputCap(format, body, model.config.max_output_tokens);
   const { input, output, cache_write: cacheWrite = input } = model.config.pricing;
   return {
     model: model.config.id,
     tokens: promptTokens + maxOutput,
     // The whole prompt may be written to the provider's cache, which can cost more than input.
     credits: (promptTokens * Math.max(input, cacheWrite) + maxOutput * output) / 1_000_000,
+    outputCap: maxOutput,
   };
 }
+
+/** The `@Metered` estimator of one text-generation format. */
+export const textCostEstimator =
+  (format: TextFormat) =>
+  (catalog: ModelCatalog, body: Record<string, unknown>): CostEstimate | null =>
+    estimateTextCost(format, catalog, body);
 
 /** Decisions bill input tokens only: the whole body's tokens (an upper bound) at the model's input price. */
 export function estimateDecisionCost(catalog: ModelCatalog, body: Record<string, unknown>, model = 'jev'): CostEstimate | null {
@@ -57,8 +61,7 @@ export function mediaModelId(catalog: ModelCatalog, route: string, body: Record<
 function inputTokens(body: Record<string, unknown>): number {
   const input = body.input;
   if (typeof input === 'string') return countTextTokens(input);
-  if (Array.isArray(input) && input.every((item) => typeof item === 'string'))
-    return input.reduce((sum: number, item: string) => sum + countTextTokens(item), 0);
+  if (Array.isArray(input) && input.every((item) => typeof item === 'string')) return countTextsTokens(input).reduce((sum, tokens) => sum + tokens, 0);
   return countTextTokens(JSON.stringify(body));
 }
 

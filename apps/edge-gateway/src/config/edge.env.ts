@@ -49,6 +49,15 @@ export class EdgeEnv extends WithObjectStoreEnv(BaseEnv) {
   @Min(1000)
   INFERENCE_IDLE_TIMEOUT_MS: number = 660_000;
 
+  /**
+   * Longest the router may stay silent, heartbeats included (it sends one every
+   * INFERENCE_HEARTBEAT_MS, 2 s): past it the router is taken for dead, the stream ends with an
+   * error event and the tokens already relayed are billed from the edge.
+   */
+  @IsInt()
+  @Min(500)
+  INFERENCE_SILENCE_TIMEOUT_MS: number = 6_000;
+
   /** The model catalog, for prices and output caps when reserving a request's worst-case cost. */
   @IsString()
   MODELS_CONFIG = 'config/models.yaml';
@@ -68,6 +77,22 @@ export class EdgeEnv extends WithObjectStoreEnv(BaseEnv) {
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES: number = 10 * 1024 * 1024;
+
+  /** Deepest nesting of arrays and objects in a JSON body; deeper is a 400 naming the limit. */
+  @IsInt()
+  @Min(8)
+  @Max(1000)
+  JSON_MAX_DEPTH: number = 64;
+
+  /** A request's headers and body must have arrived this long after its first byte, else 408 and the connection is closed. */
+  @IsInt()
+  @Min(1000)
+  BODY_TIMEOUT_MS: number = 30_000;
+
+  /** A request's headers must have arrived this long after its first byte (at most `BODY_TIMEOUT_MS`). */
+  @IsInt()
+  @Min(1000)
+  HEADERS_TIMEOUT_MS: number = 10_000;
 
   /** How clients reach the gateway, ending in `/v1`: the base of generated media URLs. Default: `http://localhost:<PORT>/v1`. */
   @IsOptional()

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { ErrorCode, ErrorStatus, isDomainErrorPayload } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError, isDependencyUnavailable } from '@gateway/platform';
 import { EmptyResponseException } from '@nestjs/microservices/errors/empty-response.exception';
 import { TimeoutError } from 'rxjs';
 import type { HttpError } from './error-formats';
@@ -36,7 +36,7 @@ export function toHttpError(exception: unknown): HttpError | null {
       code: 'request_too_large',
     };
   }
-  if (exception instanceof EmptyResponseException || isNatsConnectionError(exception)) {
+  if (exception instanceof EmptyResponseException || isNatsConnectionError(exception) || isDependencyUnavailable(exception)) {
     return { status: 503, message: 'A gateway service is unavailable; retry with backoff', code: ErrorCode.ServiceUnavailable };
   }
   return null;

@@ -1,7 +1,19 @@
-import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { GracefulShutdown, READINESS_CHECKS, ReadinessCheck, readiness, ReadinessReport } from '@gateway/platform';
+import { ClientNats } from '@nestjs/microservices';
+import {
+  GracefulShutdown,
+  liveness,
+  LivenessReport,
+  READINESS_CHECKS,
+  ReadinessCheck,
+  readiness,
+  ReadinessReport,
+  registerLivenessCheck,
+} from '@gateway/platform';
+import { NATS_CLIENT } from '../nats/service-client';
 import type { FastifyReply } from 'fastify';
+import type { NatsConnection } from 'nats';
 import { Public } from '../auth/auth.decorators';
 
 /** Probes for the orchestrator, outside the API and its reference. */
@@ -12,12 +24,22 @@ export class EdgeHealthController {
   constructor(
     @Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[],
     private readonly shutdown: GracefulShutdown,
-  ) {}
+    @Inject(NATS_CLIENT) nats: ClientNats,
+  ) {
+    // Before the client's first connect there is nothing to be dead yet.
+    registerLivenessCheck('nats', () => {
+      try {
+        return !nats.unwrap<NatsConnection>().isClosed();
+      } catch {
+        return true;
+      }
+    });
+  }
 
+  /** 503 once NATS or Redis is closed for good (never while merely reconnecting): the orchestrator restarts the pod. */
   @Get('healthz')
-  @HttpCode(200)
-  alive(): { status: 'ok' } {
-    return { status: 'ok' };
+  alive(@Res({ passthrough: true }) reply: FastifyReply): LivenessReport {
+    return liveness(reply, this.shutdown);
   }
 
   /**

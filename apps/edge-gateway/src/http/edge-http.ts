@@ -1,14 +1,18 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { splitList } from '@gateway/platform';
+import { splitList, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
+import type { RequestListener } from 'node:http';
 import { EdgeEnv } from '../config/edge.env';
 import { mountOpenApi } from '../openapi/openapi.setup';
 import { RegisteredRoute, recordRoutes } from '../openapi/route-registry';
 import { clientRequestId } from './client-request-id';
 import { registerJsonBodyParser } from './json-body.parser';
 import { rewriteLegacyUrl } from './legacy-urls';
-import { tracedServerFactory } from '../observability/traced-http-server';
+import { ServerTimeouts, tracedServerFactory } from '../observability/traced-http-server';
+
+/** How often Node enforces the request and header timeouts (its default, 30 s, would add as much to them). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
 export interface EdgeHttp {
   adapter: FastifyAdapter;
@@ -27,7 +31,15 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     // Legacy paths carry a proxy key (up to 256 characters) as a parameter; longer ones are a 400, not a 414.
     routerOptions: { maxParamLength: 1024 },
     genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
-    serverFactory: tracedServerFactory,
+    // Slow or stalled clients (slowloris, a body that stops short of its length, an unfinished
+    // chunked body) get 408 and lose the connection once the bound (plus one check interval) passes.
+    requestTimeout: env.BODY_TIMEOUT_MS,
+    serverFactory: (handler: RequestListener, options: unknown) =>
+      tracedServerFactory(handler, {
+        ...(options as ServerTimeouts),
+        headersTimeout: Math.min(env.HEADERS_TIMEOUT_MS, env.BODY_TIMEOUT_MS),
+        connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+      }),
     // Requests that arrive while draining get our 503 (with the request id), not Fastify's bare one.
     return503OnClosing: false,
   });
@@ -38,7 +50,11 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     const clientId = clientRequestId(request);
     if (clientId) reply.header('x-client-request-id', clientId);
   });
-  registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES);
+  // Every 503 is an outage or a drain, whichever code path wrote it: tell the client when to retry.
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  });
+  registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES, env.JSON_MAX_DEPTH);
   // Some clients probe the base URL before use; no key is needed and nothing is under /v1 here. HEAD is Fastify's own.
   fastify.get('/', async () => ({ status: 'ok', service: 'edge-gateway' }));
   return { adapter, routes };

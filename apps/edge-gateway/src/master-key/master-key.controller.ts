@@ -27,7 +27,7 @@ export class MasterKeyController {
   async regenerate(@CurrentPrincipal() principal: Principal): Promise<RegeneratedKeySchema> {
     const request: AccountScoped = { accountId: principal.accountId };
     const regenerated = await this.services.request<RegeneratedKeySchema>(Subjects.masterKeyRegenerate, request);
-    this.cache.forgetAccount(principal.accountId);
+    await this.cache.forgetAccount(principal.accountId);
     return regenerated;
   }
 }

@@ -23,7 +23,9 @@ export function requestTrace(request: IncomingMessage): RequestTrace | undefined
  * 5 s makes load balancers that keep idle connections for 60 s send requests on closed sockets).
  */
 export function tracedServerFactory(handler: RequestListener, options: ServerTimeouts = {}): Server {
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+  // Node checks request and header timeouts only this often: the check interval adds to the bounds.
+  const checking = options.connectionsCheckingInterval === undefined ? {} : { connectionsCheckingInterval: options.connectionsCheckingInterval };
+  const server = createServer(checking, (request: IncomingMessage, response: ServerResponse) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const span = gatewayTracer().startSpan(
       request.method ?? 'HTTP',
@@ -41,6 +43,7 @@ export function tracedServerFactory(handler: RequestListener, options: ServerTim
   });
   if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
   if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
+  if (options.headersTimeout !== undefined) server.headersTimeout = options.headersTimeout;
   if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout);
   return server;
 }
@@ -49,5 +52,9 @@ export function tracedServerFactory(handler: RequestListener, options: ServerTim
 export interface ServerTimeouts {
   keepAliveTimeout?: number;
   requestTimeout?: number;
+  /** Not passed by Fastify: the edge adds it (`HEADERS_TIMEOUT_MS`). */
+  headersTimeout?: number;
+  /** Not passed by Fastify: how often Node enforces `requestTimeout` and `headersTimeout`. */
+  connectionsCheckingInterval?: number;
   connectionTimeout?: number;
 }

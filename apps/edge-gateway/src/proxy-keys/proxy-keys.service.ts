@@ -59,7 +59,7 @@ export class ProxyKeysService {
 
   private async changing<T>(accountId: string, change: Promise<T>): Promise<T> {
     const result = await change;
-    this.cache.forgetAccount(accountId);
+    await this.cache.forgetAccount(accountId);
     return result;
   }
 

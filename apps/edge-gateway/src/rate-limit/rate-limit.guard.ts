@@ -62,6 +62,14 @@ export class RateLimitGuard implements CanActivate {
     const estimate = this.reflector.get<CostEstimator | undefined>(METERED_ROUTE, handler);
     if (body && estimate) request.costEstimate = estimate(this.catalog, body);
     const tokens = request.costEstimate?.tokens ?? 0;
+    if (tokens > limit.tokensPerMinute) {
+      // Waiting would never help: a 429 with Retry-After would have the client retry forever.
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `This request counts ${tokens} tokens (its prompt plus its output cap), more than the ${limit.tokensPerMinute} tokens per minute ` +
+          `of the ${request.principal.plan} plan: it can never fit; lower max_tokens or shorten the prompt`,
+      );
+    }
     if (this.reflector.get<boolean | undefined>(FREE_SUMMARY_POLL, handler) && (await this.limiter.freeSummaryPoll(accountId))) {
       setHeaders(reply, await this.limiter.peek(accountId, limit));
       return true;

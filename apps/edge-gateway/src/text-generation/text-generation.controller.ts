@@ -3,7 +3,7 @@ import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { TextFormat } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { AcceptsXApiKey } from '../auth/auth.decorators';
-import { estimateTextCost } from '../billing/request-cost';
+import { textCostEstimator } from '../billing/request-cost';
 import { ErrorFormat } from '../policy/error-format.decorator';
 import { Metered } from '../policy/metering.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
@@ -35,7 +35,7 @@ export class TextGenerationController {
 
   @Post('chat/completions')
   @HttpCode(200)
-  @Metered(estimateTextCost)
+  @Metered(textCostEstimator('chat'))
   @ApiOperation({ summary: 'Chat completion (OpenAI format)' })
   @ApiBody({ type: ChatCompletionRequestSchema })
   @ApiJsonOrEventStream(ChatCompletionSchema, 'A chat completion.', '`data: {chat.completion.chunk}` frames ending in `data: [DONE]`.')
@@ -46,7 +46,7 @@ export class TextGenerationController {
 
   @Post('responses')
   @HttpCode(200)
-  @Metered(estimateTextCost)
+  @Metered(textCostEstimator('responses'))
   @ApiOperation({
     summary: 'Response (OpenAI Responses format)',
     description:
@@ -61,7 +61,7 @@ export class TextGenerationController {
 
   @Post('messages')
   @HttpCode(200)
-  @Metered(estimateTextCost)
+  @Metered(textCostEstimator('messages'))
   @ErrorFormat('anthropic')
   @AcceptsXApiKey()
   @ApiOperation({ summary: 'Message (Anthropic Messages format)', description: 'The key may be sent as `x-api-key` instead of `Authorization: Bearer`.' })

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import { CancelInferenceEvent, ErrorCode, Subjects, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { CancelInferenceEvent, ErrorCode, Subjects, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest, UsageRecordedEvent } from '@gateway/contracts';
+import { DomainError, JetStreamConnection, publishUsageEvent } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { Subscription, timeout } from 'rxjs';
+import { Subscription, timeout, TimeoutError } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { callerContext } from '../auth/caller-context';
@@ -17,6 +17,7 @@ import { errorFormatOf } from '../policy/error-format.decorator';
 import { MeteredRelay } from '../policy/metering.decorators';
 
 export const INFERENCE_IDLE_TIMEOUT_MS = Symbol('INFERENCE_IDLE_TIMEOUT_MS');
+export const INFERENCE_SILENCE_TIMEOUT_MS = Symbol('INFERENCE_SILENCE_TIMEOUT_MS');
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -42,6 +43,8 @@ export class TextGenerationService {
     @Inject(INFERENCE_IDLE_TIMEOUT_MS) private readonly idleTimeoutMs: number,
     private readonly budget: BudgetService,
     private readonly observer: RequestObserver,
+    @Inject(INFERENCE_SILENCE_TIMEOUT_MS) private readonly silenceTimeoutMs: number,
+    private readonly jetstream: JetStreamConnection,
   ) {}
 
   async relay(format: TextFormat, request: MeteredRequest, reply: FastifyReply): Promise<void> {
@@ -53,20 +56,66 @@ export class TextGenerationService {
     const requestId = String(request.id);
     // A model not in the catalog costs nothing: the router answers 404 and nothing is charged.
     const reserved = request.costEstimate ? (await this.budget.reserve(principal, requestId, request.costEstimate.credits), true) : false;
-    const payload: TextGenerationRequest = { ...callerContext(request), format, body: body as Record<string, unknown> };
+    const payload: TextGenerationRequest = {
+      ...callerContext(request),
+      format,
+      body: body as Record<string, unknown>,
+      ...(request.costEstimate?.outputCap !== undefined ? { reservedOutputTokens: request.costEstimate.outputCap } : {}),
+    };
     return new Promise<void>((resolve) => {
       let streaming = false;
       let answered = false;
       let finished = false;
       let eventsWritten = 0;
+      let lastContentAt = Date.now();
+      // What reached the client, as the router counted it: billed by this edge if the router dies.
+      const relayed = { inputTokens: 0, outputTokens: 0 };
       const replied = this.services.timeRequest(Subjects.inferenceText);
       const finish = () => {
         finished = true;
         resolve();
       };
-      const frames = this.nats.send<TextFrame>(Subjects.inferenceText, payload).pipe(timeout({ each: this.idleTimeoutMs }));
+      const fail = (error: unknown) => {
+        replied();
+        // Gave up waiting (timeout): the router, if it is still at it, stops and records the
+        // request as cancelled rather than finishing an answer nobody will receive.
+        this.cancelAtRouter(requestId);
+        // The router never answered: no usage event will come to settle the reservation.
+        if (reserved && !answered) void this.budget.release(principal, requestId).catch(() => undefined);
+        // The router went silent mid-stream (died, or cut off): what reached the client is billed
+        // from here, and the usage event settles the reservation.
+        if (streaming && error instanceof TimeoutError) this.recordRelayed(payload, relayed);
+        const problem = toHttpError(error) ?? { status: 500, message: 'Internal error; quote the request id when reporting it' };
+        if (problem.status >= 500) this.logger.error(`inference ${request.id} failed: ${JSON.stringify(error)}`);
+        if (streaming) {
+          // Headers are gone: the failure becomes the stream's last event, in the client's format.
+          reply.raw.end(streamErrorFrame(format, problem, requestId, eventsWritten));
+        } else {
+          void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
+        }
+        finish();
+      };
+      const completed = () => {
+        if (streaming) reply.raw.end();
+        else if (!answered && !reply.raw.destroyed) {
+          // The router ended the exchange without an answer (it was cancelled under the client).
+          const problem = { status: 502, message: 'The inference router ended the request without an answer; quote the request id when reporting it' };
+          void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
+        }
+        finish();
+      };
+      // Heartbeats keep a live router clear of the silence timeout; only answer frames reset the idle one.
+      const frames = this.nats.send<TextFrame>(Subjects.inferenceText, payload).pipe(timeout({ each: Math.min(this.idleTimeoutMs, this.silenceTimeoutMs) }));
       const subscription: Subscription = frames.subscribe({
         next: (frame) => {
+          if (frame.kind === 'heartbeat') {
+            if (Date.now() - lastContentAt >= this.idleTimeoutMs) {
+              subscription.unsubscribe();
+              fail(new TimeoutError());
+            }
+            return;
+          }
+          lastContentAt = Date.now();
           answered = true;
           replied();
           if (frame.kind === 'json') {
@@ -82,33 +131,11 @@ export class TextGenerationService {
           }
           for (const text of frame.frames) reply.raw.write(text);
           eventsWritten += frame.frames.length;
+          relayed.inputTokens = frame.inputTokens ?? relayed.inputTokens;
+          relayed.outputTokens = frame.outputTokens ?? relayed.outputTokens;
         },
-        error: (error: unknown) => {
-          replied();
-          // Gave up waiting (timeout): the router, if it is still at it, stops and records the
-          // request as cancelled rather than finishing an answer nobody will receive.
-          this.cancelAtRouter(requestId);
-          // The router never answered: no usage event will come to settle the reservation.
-          if (reserved && !answered) void this.budget.release(principal, requestId).catch(() => undefined);
-          const problem = toHttpError(error) ?? { status: 500, message: 'Internal error; quote the request id when reporting it' };
-          if (problem.status >= 500) this.logger.error(`inference ${request.id} failed: ${JSON.stringify(error)}`);
-          if (streaming) {
-            // Headers are gone: the failure becomes the stream's last event, in the client's format.
-            reply.raw.end(streamErrorFrame(format, problem, requestId, eventsWritten));
-          } else {
-            void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
-          }
-          finish();
-        },
-        complete: () => {
-          if (streaming) reply.raw.end();
-          else if (!answered && !reply.raw.destroyed) {
-            // The router ended the exchange without an answer (it was cancelled under the client).
-            const problem = { status: 502, message: 'The inference router ended the request without an answer; quote the request id when reporting it' };
-            void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
-          }
-          finish();
-        },
+        error: fail,
+        complete: completed,
       });
       // The response closing before it finished means the client went away.
       const clientGone = () => {
@@ -122,6 +149,30 @@ export class TextGenerationService {
       if (reply.raw.destroyed) clientGone();
       else reply.raw.once('close', clientGone);
     });
+  }
+
+  /**
+   * The usage event the router could not send, with the tokens this edge relayed. Same message id
+   * (the request id) as the router's: whichever is published first is the one JetStream and the
+   * ledger keep, so a router that was only cut off and reports later is not billed twice.
+   */
+  private recordRelayed(request: TextGenerationRequest, relayed: { inputTokens: number; outputTokens: number }): void {
+    const { requestId, clientRequestId, accountId, keyId, keyType, maskedKey, ip } = request;
+    const event: UsageRecordedEvent = {
+      requestId,
+      ...(clientRequestId ? { clientRequestId } : {}),
+      accountId,
+      keyId,
+      keyType,
+      maskedKey,
+      ip,
+      model: String(request.body.model ?? ''),
+      route: TEXT_ROUTES[request.format],
+      ...relayed,
+      status: 'cancelled',
+      timestamp: Math.floor(Date.now() / 1000),
+    };
+    void publishUsageEvent(this.jetstream.jetstream, event, this.logger).catch(() => undefined);
   }
 
   private cancelAtRouter(requestId: string): void {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { decodeVideoJobFailure, Queues, VideoJobFailure, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
-import { REDIS_URL } from '@gateway/platform';
+import { REDIS_URL, redisRetryDelay } from '@gateway/platform';
 import { QueueEvents } from 'bullmq';
 
 export type VideoJobEvent =
@@ -25,7 +25,7 @@ export class VideoJobEvents implements OnModuleInit, OnApplicationShutdown {
   constructor(@Inject(REDIS_URL) private readonly redisUrl: string) {}
 
   async onModuleInit(): Promise<void> {
-    const events = new QueueEvents(Queues.video, { connection: { url: this.redisUrl, maxRetriesPerRequest: null } });
+    const events = new QueueEvents(Queues.video, { connection: { url: this.redisUrl, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay } });
     events.on('error', (error) => this.logger.error(`queue ${Queues.video} events: ${(error as Error).message}`));
     events.on('progress', ({ jobId, data }) => {
       if (isProgress(data)) this.emit(jobId, { type: 'progress', progress: data });

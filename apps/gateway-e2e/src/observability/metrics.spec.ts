@@ -113,7 +113,8 @@ describe('metrics', () => {
       await sleep(100);
       after = (await serviceMetrics('metering-service')).text;
     }
-    expect(valueOf(after, 'gateway_ledger_writes_total', written)).toBe(start + 1);
+    // At least: a late event of an earlier file (a stream cut off, a crashed router's) may land too.
+    expect(valueOf(after, 'gateway_ledger_writes_total', written)).toBeGreaterThanOrEqual(start + 1);
     expect(declares(after, 'gateway_metering_pending_events', 'gauge')).toBe(true);
     expect(samples(after, 'gateway_metering_pending_events')).toEqual([{ labels: {}, value: expect.any(Number) }]);
   });

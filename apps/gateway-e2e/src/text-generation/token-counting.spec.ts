@@ -85,6 +85,20 @@ describe('token counting', () => {
     expect(calls[0].body).toMatchObject({ model: 'echo', input: [{ role: 'user', content: [{ type: 'input_text', text: `Count this too ${mk}` }] }] });
   });
 
+  it('responses.inputTokens.count with previous_response_id counts the stored turns it continues; an unknown id is a 404', async () => {
+    const client = openaiClient(account.masterKey);
+    const first = await client.responses.create({ model: 'sim-chat', input: 'Name three rivers of Europe.' });
+    const alone = await client.responses.inputTokens.count({ model: 'sim-chat', input: 'And their lengths?' });
+    const continued = await client.responses.inputTokens.count({ model: 'sim-chat', input: 'And their lengths?', previous_response_id: first.id });
+    expect(continued.input_tokens).toBeGreaterThan(alone.input_tokens + tokens('Name three rivers of Europe.') - 1);
+    const unknown = await api('POST', '/v1/responses/input_tokens', {
+      key: account.masterKey,
+      body: { model: 'sim-chat', input: 'hi', previous_response_id: 'resp_0000000000000000000000000000dead' },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.param).toBe('previous_response_id');
+  });
+
   it('has the same key and model checks as generation, in each format', async () => {
     const anthropic = await api('POST', '/v1/messages/count_tokens', {
       headers: { 'x-api-key': 'ek-not-a-real-key' },

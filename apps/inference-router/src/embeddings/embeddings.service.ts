@@ -2,9 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { EmbeddingsRequest, ErrorCode, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
 import type { CatalogModel } from '@gateway/catalog';
 import type { EmbeddingRequest } from '@gateway/canonical';
-import { DomainError } from '@gateway/platform';
+import { countTextsTokens, DomainError } from '@gateway/platform';
 import { MediaCalls } from '../media/media-call';
-import { countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { encodeEmbedding } from './embedding-encoding';
 
@@ -69,8 +68,7 @@ export class EmbeddingsService {
   private checkInputs(model: CatalogModel, inputs: string[]): number {
     const perInput = model.config.tokens;
     let total = 0;
-    for (const [index, input] of inputs.entries()) {
-      const tokens = countTokens(input);
+    for (const [index, tokens] of countTextsTokens(inputs).entries()) {
       if (perInput !== undefined && tokens > perInput) {
         const name = inputs.length === 1 ? 'input' : `input.${index}`;
         throw new DomainError(ErrorCode.InvalidRequest, `${name} has ${tokens} tokens; ${model.config.id} takes at most ${perInput} per input`, 'input');

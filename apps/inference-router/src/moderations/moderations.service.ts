@@ -3,7 +3,7 @@ import { MediaReply, MediaRoutes, ModerationsRequest } from '@gateway/contracts'
 import { randomUUID } from 'node:crypto';
 import type { ModerationRequest } from '@gateway/canonical';
 import { MediaCalls } from '../media/media-call';
-import { countTokens } from '../providers/token-count';
+import { countTextsTokens } from '@gateway/platform';
 import { UpstreamCaller } from '../providers/upstream-caller';
 
 /**
@@ -24,7 +24,7 @@ export class ModerationsService {
       const model = this.calls.resolveModel(MediaRoutes.moderations, body.model);
       outcome.model = model.config.id;
       const inputs = typeof body.input === 'string' ? [body.input] : body.input;
-      outcome.inputTokens = inputs.reduce((sum, input) => sum + countTokens(input), 0);
+      outcome.inputTokens = countTextsTokens(inputs).reduce((sum, tokens) => sum + tokens, 0);
       const canonical: ModerationRequest = { model: model.config.id, inputs };
       const signal = new AbortController().signal;
       const { result, route } = await this.upstream.withFallback(model.routes, signal, (adapter, upstreamRoute) => {

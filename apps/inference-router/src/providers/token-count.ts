@@ -1,4 +1,4 @@
-import { countTextTokens } from '@gateway/platform';
+import { countTextsTokens, countTextTokens } from '@gateway/platform';
 import { decodeGenerator, encode } from 'gpt-tokenizer';
 import type { CanonicalRequest, ToolCall, Usage } from '@gateway/canonical';
 
@@ -16,6 +16,7 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** The same count the edge uses for budgets and rate limits. */
 export const countTokens = countTextTokens;
+export { countTextsTokens };
 
 /** A run of text that decodes cleanly on its own, and how many tokens it spans (usually 1). */
 export interface TokenPiece {
@@ -72,9 +73,9 @@ export function promptTexts(request: CanonicalRequest): string[] {
   return texts;
 }
 
-/** Input tokens of a request: the sum over its texts (no per-message chat-format overhead). */
+/** Input tokens of a request: the sum over its texts (no per-message chat-format overhead), in bounded time. */
 export function countPromptTokens(request: CanonicalRequest): number {
-  return promptTexts(request).reduce((sum, text) => sum + countTokens(text), 0);
+  return countTextsTokens(promptTexts(request)).reduce((sum, tokens) => sum + tokens, 0);
 }
 
 /** What a model produced, for counting output tokens. */

@@ -12,6 +12,7 @@ import {
   Subjects,
   type CallerContext,
 } from '@gateway/contracts';
+import type { ResolvedRequest, StoredStateRules } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
 import { firstValueFrom, timeout } from 'rxjs';
 
@@ -35,6 +36,16 @@ export class StoredResponsesClient {
     @Inject(STORE_CLIENT) private readonly nats: ClientProxy,
     @Inject(STORE_TIMEOUT_MS) private readonly timeoutMs: number,
   ) {}
+
+  /** `previous_response_id` and `item_reference` replaced by the stored items they name, before the format parses the body. */
+  async resolve(caller: CallerContext, rules: StoredStateRules, body: Record<string, unknown>): Promise<ResolvedRequest> {
+    const references = rules.references(body);
+    const [previous, items] = await Promise.all([
+      references.previousResponseId ? this.previous(caller, references.previousResponseId) : undefined,
+      this.items(caller, references.itemIds),
+    ]);
+    return rules.resolve(body, previous, items, caller.requestId);
+  }
 
   /** The stored response, or a 404 naming `previous_response_id` when it is unknown, expired or not the caller's. */
   async previous(caller: CallerContext, responseId: string): Promise<StoredResponseRecord> {

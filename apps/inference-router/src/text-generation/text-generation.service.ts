@@ -1,9 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { clientFormat, type ResolvedRequest, type StoredStateRules } from '@gateway/client-formats';
+import { clientFormat } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
 import { DECISION_ENDPOINT } from '../decisions/decision-model';
 import { errorReply, toDomainError, wireError } from '../errors/error-reply';
@@ -12,8 +12,12 @@ import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 import { InflightRequests } from './inflight-requests';
+import { withinReservedOutput } from './reserved-output';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
+
+export const INFERENCE_HEARTBEAT_MS = Symbol('INFERENCE_HEARTBEAT_MS');
+const DEFAULT_HEARTBEAT_MS = 2_000;
 
 /**
  * One text-generation call, whatever the client's format: parse, resolve the model, call its
@@ -30,11 +34,16 @@ export class TextGenerationService {
     private readonly calls: MeteredCalls,
     private readonly inflight: InflightRequests,
     private readonly store: StoredResponsesClient,
+    @Optional() @Inject(INFERENCE_HEARTBEAT_MS) private readonly heartbeatMs: number = DEFAULT_HEARTBEAT_MS,
   ) {}
 
   generate(request: TextGenerationRequest): Observable<TextFrame> {
     return new Observable<TextFrame>((subscriber) => {
       const abort = this.inflight.register(request.requestId);
+      // Proof of life for the edge, whatever the upstream is doing (a long wait for the first token).
+      const heartbeat = setInterval(() => {
+        if (!subscriber.closed) subscriber.next({ kind: 'heartbeat' });
+      }, this.heartbeatMs);
       const call = { caller: request, route: TEXT_ROUTES[request.format], model: String(request.body.model ?? ''), signal: abort.signal };
       void this.calls
         .run(
@@ -45,10 +54,14 @@ export class TextGenerationService {
           },
         )
         .finally(() => {
+          clearInterval(heartbeat);
           this.inflight.release(request.requestId);
           subscriber.complete();
         });
-      return () => abort.abort();
+      return () => {
+        clearInterval(heartbeat);
+        abort.abort();
+      };
     });
   }
 
@@ -63,7 +76,7 @@ export class TextGenerationService {
     }
     const body = excludeReasoning ? { ...request.body, model: modelId } : request.body;
     const format = clientFormat(request.format);
-    const stored = format.storedState ? await this.resolveStored(request, format.storedState, body) : undefined;
+    const stored = format.storedState ? await this.store.resolve(request, format.storedState, body) : undefined;
     const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning });
     // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
     const responseId = format.storedState?.responseId(request.requestId);
@@ -77,6 +90,8 @@ export class TextGenerationService {
       throw new DomainError(ErrorCode.InvalidRequest, `The model '${canonical.model}' does not serve ${route}`, 'model');
     }
     outcome.inputTokens = countPromptTokens(canonical);
+    // The client's rendering keeps what it asked for; the upstream gets no more than was reserved.
+    const upstreamRequest = withinReservedOutput(canonical, request.reservedOutputTokens);
     const context = {
       request: canonical,
       excludeReasoning: canonical.reasoning?.exclude ?? false,
@@ -90,7 +105,7 @@ export class TextGenerationService {
       const { result, route: served } = await this.upstream.withFallback(
         model.routes,
         signal,
-        (adapter, upstreamRoute) => adapter.complete(upstreamRoute, canonical, signal),
+        (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal),
         canonical.model,
       );
       Object.assign(outcome, { provider: served.adapter, ...billedUsage(result.usage) });
@@ -105,12 +120,14 @@ export class TextGenerationService {
     /** The input the upstream reported as the stream started: what a stream cut short is billed. */
     let startUsage: Usage | undefined;
     let generatedText = '';
+    // What the client has been sent so far, for the edge to bill should this process die mid-stream.
+    let streamedTokens = 0;
     // Fall back to another route only while nothing has been sent to the client.
     const { result: events, route: served } = await this.upstream.withFallback(
       model.routes,
       signal,
       async (adapter, upstreamRoute) => {
-        const iterator = adapter.stream(upstreamRoute, canonical, signal)[Symbol.asyncIterator]();
+        const iterator = adapter.stream(upstreamRoute, upstreamRequest, signal)[Symbol.asyncIterator]();
         const first = await iterator.next();
         return { iterator, first };
       },
@@ -125,14 +142,19 @@ export class TextGenerationService {
         saved = true;
         await save(final);
       }
-      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames });
+      // Each frame says what the client has been sent, for the edge to bill should this process die.
+      const inputTokens = startUsage?.inputTokens ?? outcome.inputTokens;
+      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames, inputTokens, outputTokens: usage?.outputTokens ?? streamedTokens });
     };
     /** What the upstream reported or generated: billed even when the client has gone. */
     const record = (event: CanonicalStreamEvent) => {
       if (event.type === 'start' && event.usage) startUsage = event.usage;
       if (event.type === 'usage') usage = event.usage;
-      if (event.type === 'text_delta' || event.type === 'reasoning_delta') generatedText += event.text;
-      if (event.type === 'tool_call_delta') generatedText += event.argumentsDelta;
+      const delta = event.type === 'text_delta' || event.type === 'reasoning_delta' ? event.text : event.type === 'tool_call_delta' ? event.argumentsDelta : '';
+      if (delta) {
+        generatedText += delta;
+        streamedTokens += countTokens(delta);
+      }
     };
     const write = (event: CanonicalStreamEvent) => {
       // An upstream that reports no input at the start (OpenAI, the simulator) gets the gateway's count.
@@ -171,16 +193,6 @@ export class TextGenerationService {
       if (input) Object.assign(outcome, billedUsage(input));
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
     }
-  }
-
-  /** `previous_response_id` and `item_reference` replaced by the stored items they name, before the format parses the body. */
-  private async resolveStored(caller: TextGenerationRequest, rules: StoredStateRules, body: Record<string, unknown>): Promise<ResolvedRequest> {
-    const references = rules.references(body);
-    const [previous, items] = await Promise.all([
-      references.previousResponseId ? this.store.previous(caller, references.previousResponseId) : undefined,
-      this.store.items(caller, references.itemIds),
-    ]);
-    return rules.resolve(body, previous, items, caller.requestId);
   }
 }
 

@@ -7,6 +7,7 @@ import { DomainError } from '@gateway/platform';
 import { errorReply, toDomainError } from '../errors/error-reply';
 import { countPromptTokens } from '../providers/token-count';
 import { isProviderFailure, toUpstreamRoute, UpstreamCaller } from '../providers/upstream-caller';
+import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 
@@ -35,6 +36,7 @@ export class TokenCountingService {
   constructor(
     private readonly catalog: ModelCatalog,
     private readonly upstream: UpstreamCaller,
+    private readonly store: StoredResponsesClient,
   ) {}
 
   async count(request: TextGenerationRequest): Promise<TextFrame> {
@@ -54,7 +56,10 @@ export class TokenCountingService {
     const rawModel = typeof request.body.model === 'string' ? request.body.model : '';
     const excludeReasoning = rawModel.endsWith(REASONING_EXCLUDE);
     const body = excludeReasoning ? { ...request.body, model: rawModel.slice(0, -REASONING_EXCLUDE.length) } : request.body;
-    const canonical = clientFormat(request.format).parse(body, { reasoningExcludeSuffix: excludeReasoning }).request;
+    const format = clientFormat(request.format);
+    // A continued conversation counts the stored turns it continues, as the generation would send them.
+    const stored = format.storedState ? await this.store.resolve(request, format.storedState, body) : undefined;
+    const canonical = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning }).request;
     const model = this.catalog.get(canonical.model);
     if (!model) throw new DomainError(ErrorCode.NotFound, `The model '${canonical.model}' does not exist or is not available to you`, 'model');
     const route = TEXT_ROUTES[request.format];

@@ -35,6 +35,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger(UsageConsumer.name);
   private messages?: ConsumerMessages;
   private loop?: Promise<void>;
+  private stopping = false;
   private manager?: JetStreamManager;
   private readonly budget: BudgetStore;
   private readonly ledgerWrites: Counter<'result'>;
@@ -58,6 +59,10 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.start();
+  }
+
+  private async start(): Promise<void> {
     const manager = await this.connection.nats.jetstreamManager();
     this.manager = manager;
     const config = {
@@ -75,7 +80,26 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     });
     const consumer = await this.connection.jetstream.consumers.get(UsageStream.name, UsageStream.meteringConsumer);
     this.messages = await consumer.consume({ max_messages: 256 });
-    this.loop = this.run(this.messages);
+    this.loop = this.run(this.messages).then(() => this.restartUnlessStopped());
+  }
+
+  /**
+   * The consume loop ends on its own when the consumer vanished under it (a NATS server back
+   * without its store): the stream and the durable consumer are created again, forever, with backoff.
+   */
+  private async restartUnlessStopped(): Promise<void> {
+    for (let attempt = 0; this.messages && !this.stopping; attempt++) {
+      this.logger.warn('usage consumer ended unexpectedly; starting it again');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 5_000)));
+      if (this.stopping) return;
+      try {
+        await this.connection.ensureUsageStream();
+        await this.start();
+        return;
+      } catch (error) {
+        this.logger.warn(`usage consumer not restarted yet: ${(error as Error).message}`);
+      }
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -83,6 +107,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async stop(): Promise<void> {
+    this.stopping = true;
     const messages = this.messages;
     this.messages = undefined;
     await messages?.close().catch(() => undefined);

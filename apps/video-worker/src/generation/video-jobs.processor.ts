@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { encodeVideoJobFailure, Queues, VideoJobData, VideoJobFailure, VideoJobResult, VideoJobs } from '@gateway/contracts';
-import { firstFieldProblem, GracefulShutdown, runWithExtractedContext } from '@gateway/platform';
+import { firstFieldProblem, GracefulShutdown, redisRetryDelay, runWithExtractedContext } from '@gateway/platform';
 import { Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -55,7 +55,7 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
     const missing = Object.values(VideoJobs).filter((name) => typeof this.handlers[name] !== 'function');
     if (missing.length > 0) throw new Error(`queue ${Queues.video}: no processor for job(s) ${missing.join(', ')}`);
     this.worker = new Worker(Queues.video, (job, token, signal) => this.process(job, token, signal), {
-      connection: { url: this.options.redisUrl, maxRetriesPerRequest: null },
+      connection: { url: this.options.redisUrl, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay },
       concurrency: this.options.concurrency,
       lockDuration: this.options.lockMs,
       stalledInterval: this.options.lockMs,

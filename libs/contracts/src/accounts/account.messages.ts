@@ -20,6 +20,8 @@ export const REQUEST_ID_PATTERN = /^req_[0-9a-f]{32}$/;
 
 export const LOGS_DEFAULT_LIMIT = 50;
 export const LOGS_MAX_LIMIT = 500;
+/** 9999-12-31T23:59:59Z: the latest `since` / `until`, inside what dates and the database can hold. */
+export const LOGS_MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** `GET /v1/user/logs` query parameters. */
 export class LogsQuery {
@@ -66,19 +68,21 @@ export class LogsQuery {
   status?: UsageStatus;
 
   /** Unix seconds, inclusive. */
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Unix seconds, inclusive.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, inclusive.' })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
+  @Max(LOGS_MAX_UNIX_SECONDS)
   since?: number;
 
   /** Unix seconds, exclusive. */
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Unix seconds, exclusive.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, exclusive.' })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
+  @Max(LOGS_MAX_UNIX_SECONDS)
   until?: number;
 }
 

@@ -1,4 +1,4 @@
-import { IsIn, IsObject, IsOptional, IsString, Length } from 'class-validator';
+import { IsIn, IsInt, IsObject, IsOptional, IsString, Length, Min } from 'class-validator';
 import { KeyType } from '../keys';
 
 export const TextFormats = ['chat', 'responses', 'messages'] as const;
@@ -48,15 +48,29 @@ export class TextGenerationRequest extends CallerContext {
 
   @IsObject()
   body: Record<string, unknown>;
+
+  /**
+   * The output tokens the edge reserved credits for (`reservedOutputCap`): the router never asks
+   * the upstream for more. Absent when nothing was reserved (a model not in the catalog).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  reservedOutputTokens?: number;
 }
 
 /**
  * What the router answers `inference.text` with, as a stream of NATS messages:
  * - one `json` frame for a whole reply (or an error before any output), with the HTTP status;
  * - or `sse` frames, each holding complete server-sent-event frames to write as they are. The first
- *   `sse` frame starts a 200 `text/event-stream` response.
+ *   `sse` frame starts a 200 `text/event-stream` response. Each carries the request's input tokens
+ *   and the output tokens sent so far (summed per delta), so the edge can bill what reached the
+ *   client when the router dies mid-stream;
+ * - `heartbeat` frames every few seconds while the request runs, so the edge tells a silent router
+ *   (dead, or cut off) from a slow upstream within seconds.
  */
-export type TextFrame = { kind: 'json'; status: number; body: unknown } | { kind: 'sse'; frames: string[] };
+export type TextFrame =
+  { kind: 'json'; status: number; body: unknown } | { kind: 'sse'; frames: string[]; inputTokens?: number; outputTokens?: number } | { kind: 'heartbeat' };
 
 export class CancelInferenceEvent {
   @IsString()

@@ -1,5 +1,6 @@
 import { NatsRecord, NatsRecordBuilder, NatsOptions, ServerNats } from '@nestjs/microservices';
 import { JSONCodec, NatsConnection, Subscription } from 'nats';
+import { natsLivenessCheck } from '../connection-resilience';
 import { traceHeaders } from './tracing';
 
 /**
@@ -30,6 +31,7 @@ export class DrainableNatsServer extends ServerNats {
   }
 
   override bindEvents(client: NatsConnection): void {
+    natsLivenessCheck('nats', client);
     for (const [channel, handler] of this.messageHandlers) {
       const queue = (handler.extras?.queue as string | undefined) ?? this.queue;
       this.subscriptionsToDrain.push(client.subscribe(channel, { queue, callback: this.getMessageHandler(channel).bind(this) }));

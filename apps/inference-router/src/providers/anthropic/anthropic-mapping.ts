@@ -122,6 +122,10 @@ export function toAnthropicRequest(
   const thinkingBudget = request.reasoning?.enabled
     ? Math.max(request.reasoning.budgetTokens ?? ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_MIN_THINKING_BUDGET)
     : undefined;
+  // Anthropic refuses forced tool use while thinking; said before any other check names another field.
+  if (thinkingBudget !== undefined && request.responseFormat && formatToolName(request, nativeStructuredOutputs) !== undefined) {
+    throw formatError(request.responseFormat, 'this model cannot combine a JSON response format with reasoning; turn reasoning off');
+  }
   const body: AnthropicMessagesRequest = {
     model: upstreamModel,
     messages: toAnthropicMessages(request.messages),
@@ -174,10 +178,6 @@ function applyResponseFormat(body: AnthropicMessagesRequest, request: CanonicalR
   }
   const name = formatToolName(request, native);
   if (name === undefined) return;
-  if (body.thinking) {
-    // Anthropic refuses forced tool use while thinking.
-    throw formatError(format, 'this model cannot combine a JSON response format with reasoning; turn reasoning off');
-  }
   if (request.tools?.some((tool) => tool.name === name)) {
     throw formatError(format, `a tool is named '${name}' like the response format; rename one of them`);
   }

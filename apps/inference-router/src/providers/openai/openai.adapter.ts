@@ -1,7 +1,7 @@
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
-import { countTokens } from '../token-count';
+import { countTextsTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
 import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImageType, toOpenAIEmbeddingsBody, toOpenAIImagesBody } from './openai-media';
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
@@ -59,7 +59,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     );
     const { vectors, promptTokens } = fromOpenAIEmbeddings(response, request.inputs.length);
     // Servers that report no usage are counted like the simulator, so metering never sees zero.
-    return { vectors, inputTokens: promptTokens ?? request.inputs.reduce((sum, input) => sum + countTokens(input), 0) };
+    return { vectors, inputTokens: promptTokens ?? countTextsTokens(request.inputs).reduce((sum, tokens) => sum + tokens, 0) };
   }
 
   async moderate(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult> {

@@ -2,7 +2,7 @@ import { ModerationCategories } from '@gateway/contracts';
 import { PNG } from 'pngjs';
 import type { EmbeddingRequest, ImageRequest } from '@gateway/canonical';
 import { UpstreamError, type UpstreamRoute } from '../provider-adapter';
-import { countTokens } from '../token-count';
+import { countTextsTokens } from '../token-count';
 import { SimulatorAdapter } from './simulator.adapter';
 
 const route = (upstreamModel: string, options?: Record<string, unknown>): UpstreamRoute => ({ adapter: 'simulator', upstreamModel, options });
@@ -41,7 +41,7 @@ describe('SimulatorAdapter embeddings', () => {
       expect(vector).toHaveLength(64);
       expect(Math.abs(norm(vector) - 1)).toBeLessThan(1e-6);
     }
-    expect(result.inputTokens).toBe(inputs.reduce((sum, input) => sum + countTokens(input), 0));
+    expect(result.inputTokens).toBe(countTextsTokens(inputs).reduce((sum, tokens) => sum + tokens, 0));
     expect((await adapter.embed(route('sim-embed'), embedding(['x']), signal())).vectors[0]).toHaveLength(1536);
   });
 

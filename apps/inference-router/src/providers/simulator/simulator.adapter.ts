@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../provider-adapter';
-import { countTokens, splitTokenPieces } from '../token-count';
+import { countTextsTokens, splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
 import { simulatedPng } from './simulator-image';
 import { simulatedModeration } from './simulator-moderation';
@@ -65,7 +65,7 @@ export class SimulatorAdapter implements ProviderAdapter {
     const dimensions = request.dimensions ?? SIMULATOR_DEFAULT_DIMENSIONS;
     return {
       vectors: request.inputs.map((input) => simulatedEmbedding(route.upstreamModel, input, dimensions)),
-      inputTokens: request.inputs.reduce((sum, input) => sum + countTokens(input), 0),
+      inputTokens: countTextsTokens(request.inputs).reduce((sum, tokens) => sum + tokens, 0),
     };
   }
 

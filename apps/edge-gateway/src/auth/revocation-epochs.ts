@@ -1,0 +1,25 @@
+import { Injectable } from '@nestjs/common';
+import { RedisConnection } from '@gateway/platform';
+
+const PREFIX = 'auth:epoch:';
+
+/**
+ * Per-account revocation epochs in Redis, shared by every edge replica: the barrier that makes a
+ * key change hold on all replicas once its call has answered (docs/api.md, "Guarantees").
+ * A revoking call bumps the account's epoch before it answers; every cache hit compares the epoch
+ * its entry was filled under with the current one (one GET) and asks key-service again when they
+ * differ. `keys.changed` broadcasts still drop entries early, but correctness no longer waits on them.
+ */
+@Injectable()
+export class RevocationEpochs {
+  constructor(private readonly redis: RedisConnection) {}
+
+  /** The account's current epoch ('0' before its first change); throws when Redis is unreachable. */
+  async current(accountId: string): Promise<string> {
+    return (await this.redis.client.get(PREFIX + accountId)) ?? '0';
+  }
+
+  async bump(accountId: string): Promise<void> {
+    await this.redis.client.incr(PREFIX + accountId);
+  }
+}
