@@ -2,9 +2,9 @@
 /**
  * npm run test:agents: the coding agents people point at the gateway, run for real against a
  * private suite. Claude Code (`claude -p`, a DevPass key, `sim-coder:dev`, a task and `/context`)
- * and Codex (`codex exec`, a custom provider with `wire_api = "responses"`) each run once in a temp
- * working directory with every outside address blocked; a session passes when it exits 0 with an
- * answer and the edge logged no 4xx/5xx while it ran.
+ * and Codex (`codex exec`, a custom provider with `wire_api = "responses"`, a task and one that
+ * makes it call a tool) each run in a temp working directory with every outside address blocked;
+ * a session passes when it exits 0 with an answer and the edge logged no 4xx/5xx while it ran.
  *
  * Not part of `npm test`: the CLIs are platform binaries (hundreds of MB) installed on demand into
  * tmp/agents at the pinned versions below, and they are products of their own that change between
@@ -187,6 +187,8 @@ async function main() {
       return { home: path.join(dir, 'home'), project: path.join(dir, 'project') };
     };
     const task = 'Read the file notes.txt in the current directory and tell me in one sentence when the meeting is.';
+    // Says "tool" without naming one: the simulator calls the first tool offered, and the next request answers its result.
+    const toolTask = 'Use a tool to look at notes.txt, then tell me in one sentence when the meeting is.';
 
     const claudeEnv = (home) =>
       agentEnv(home, closedPort, {
@@ -212,8 +214,8 @@ async function main() {
         name: 'claude-code-context',
         run: (dirs) => ({ ...claude, args: [...claude.args, '-p', '/context', '--model', MODEL], env: claudeEnv(dirs.home) }),
       },
-      {
-        name: 'codex-exec',
+      ...['codex-exec', 'codex-exec-tool'].map((name) => ({
+        name,
         run: (dirs) => {
           const codexHome = path.join(dirs.home, '.codex');
           fs.mkdirSync(codexHome, { recursive: true });
@@ -238,11 +240,11 @@ async function main() {
           const codex = codexCommand();
           return {
             ...codex,
-            args: [...codex.args, 'exec', '--skip-git-repo-check', '--sandbox', 'read-only', '--color', 'never', task],
+            args: [...codex.args, 'exec', '--skip-git-repo-check', '--sandbox', 'read-only', '--color', 'never', name === 'codex-exec' ? task : toolTask],
             env: agentEnv(dirs.home, closedPort, { CODEX_HOME: codexHome, GATEWAY_KEY: devKey }),
           };
         },
-      },
+      })),
     ];
 
     for (const session of sessions) {
