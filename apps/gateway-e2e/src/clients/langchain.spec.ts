@@ -121,9 +121,9 @@ describe.each(ADAPTER_MODELS)('LangChain ChatOpenAI, $adapter upstream ($model)'
     const structured = llm.withStructuredOutput(z.object({}).passthrough(), { method: 'jsonMode', includeRaw: true });
     const { parsed, raw } = await structured.invoke(`Answer in JSON: the weather forecast for Paris. (${marker('jsonmode')})`);
     expect(recorder.exchanges[0].body.response_format).toEqual({ type: 'json_object' });
-    expect(parsed).toEqual(expect.any(Object));
-    expect(Array.isArray(parsed)).toBe(false);
-    expect(Object.keys(parsed).length).toBeGreaterThan(0);
+    // The object the answer's text holds (the fake Anthropic upstream's sample of an open schema is `{}`).
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    expect(parsed).toEqual(JSON.parse(textOf(raw as AIMessage)));
     expectAllOk(recorder);
     await expectUsageInLedger(account.masterKey, recorder, raw as AIMessage);
   });

@@ -316,9 +316,7 @@ function openaiStructured(body: any, reply: Reply, turn: Turn): Reply {
 function anthropicStructured(body: any, reply: Reply, turn: Turn): Reply {
   const forced = body.tool_choice?.type === 'tool' ? (body.tools ?? []).find((tool: any) => tool?.name === body.tool_choice.name) : undefined;
   if (forced) {
-    // A schema that names no properties (JSON mode) is answered as the JSON-object mode is.
-    const open = forced.input_schema?.type === 'object' && Object.keys(forced.input_schema?.properties ?? {}).length === 0;
-    const args = JSON.stringify(open ? { echo: turn.lastUser } : sampleOf(forced.input_schema));
+    const args = JSON.stringify(sampleOf(forced.input_schema));
     return { ...reply, text: '', truncated: false, toolCall: { id: `toolu_fake_${Date.now().toString(36)}`, name: forced.name, arguments: args } };
   }
   if (body.tool_choice?.type === 'any') {
