@@ -22,6 +22,8 @@
  * - structured output: OpenAI `response_format` and Anthropic `output_config.format` make the
  *   reply's text a JSON sample of the schema (`{"echo": <last user text>}` for `json_object`); an
  *   Anthropic `tool_choice: {type: 'tool'}` makes it a call of that tool with a sample of its schema.
+ * - a forced tool call (OpenAI `tool_choice: 'required'` or a named function, Anthropic `{type: 'any'}`)
+ *   is always a call: of a weather tool with the prompt's arguments, of any other with a schema sample.
  * - anything else: 404 in the provider's error shape.
  * OpenAI's embeddings, moderations and images endpoints: see fake-openai-media.ts.
  *
@@ -284,7 +286,29 @@ function asJson(reply: Reply, format: any, turn: Turn): Reply {
   return { ...reply, text: JSON.stringify(value), truncated: false };
 }
 
+/**
+ * A tool call the request forces (a named tool, or any tool): the named one, else a weather-like
+ * one, else the first. A weather tool keeps the arguments read from the prompt; any other tool
+ * (such as a client's JSON-answer tool) gets a sample of its schema, as a constrained model would.
+ */
+function forcedToolCall(reply: Reply, tools: { name: string; schema: unknown }[], named: string | undefined, idPrefix: string): Reply {
+  const tool =
+    named !== undefined ? tools.find((candidate) => candidate.name === named) : (tools.find((candidate) => /weather/i.test(candidate.name)) ?? tools[0]);
+  if (!tool) return reply;
+  const keep = reply.toolCall?.name === tool.name && /weather/i.test(tool.name);
+  const args = keep ? (reply.toolCall as NonNullable<Reply['toolCall']>).arguments : JSON.stringify(sampleOf(tool.schema));
+  return { ...reply, text: '', truncated: false, toolCall: { id: `${idPrefix}${Date.now().toString(36)}`, name: tool.name, arguments: args } };
+}
+
 function openaiStructured(body: any, reply: Reply, turn: Turn): Reply {
+  const choice = body.tool_choice;
+  if (choice === 'required' || choice?.type === 'function') {
+    const tools = (Array.isArray(body.tools) ? body.tools : []).map((tool: any) => ({
+      name: String(tool?.function?.name ?? ''),
+      schema: tool?.function?.parameters,
+    }));
+    return forcedToolCall(reply, tools, choice === 'required' ? undefined : String(choice.function?.name ?? ''), 'call_fake_');
+  }
   const format = body.response_format;
   return format?.type === 'json_schema' || format?.type === 'json_object' ? asJson(reply, format, turn) : reply;
 }
@@ -294,6 +318,10 @@ function anthropicStructured(body: any, reply: Reply, turn: Turn): Reply {
   if (forced) {
     const args = JSON.stringify(sampleOf(forced.input_schema));
     return { ...reply, text: '', truncated: false, toolCall: { id: `toolu_fake_${Date.now().toString(36)}`, name: forced.name, arguments: args } };
+  }
+  if (body.tool_choice?.type === 'any') {
+    const tools = (Array.isArray(body.tools) ? body.tools : []).map((tool: any) => ({ name: String(tool?.name ?? ''), schema: tool?.input_schema }));
+    return forcedToolCall(reply, tools, undefined, 'toolu_fake_');
   }
   return body.output_config?.format ? asJson(reply, body.output_config.format, turn) : reply;
 }
