@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import { CancelInferenceEvent, ErrorCode, Subjects, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest, UsageRecordedEvent } from '@gateway/contracts';
+import { CancelInferenceEvent, ErrorCode, Subjects, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest, usageEvent } from '@gateway/contracts';
 import { DomainError, JetStreamConnection, publishUsageEvent } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -157,21 +157,12 @@ export class TextGenerationService {
    * ledger keep, so a router that was only cut off and reports later is not billed twice.
    */
   private recordRelayed(request: TextGenerationRequest, relayed: { inputTokens: number; outputTokens: number }): void {
-    const { requestId, clientRequestId, accountId, keyId, keyType, maskedKey, ip } = request;
-    const event: UsageRecordedEvent = {
-      requestId,
-      ...(clientRequestId ? { clientRequestId } : {}),
-      accountId,
-      keyId,
-      keyType,
-      maskedKey,
-      ip,
+    const event = usageEvent(request, {
       model: String(request.body.model ?? ''),
       route: TEXT_ROUTES[request.format],
       ...relayed,
       status: 'cancelled',
-      timestamp: Math.floor(Date.now() / 1000),
-    };
+    });
     void publishUsageEvent(this.jetstream.jetstream, event, this.logger).catch(() => undefined);
   }
 

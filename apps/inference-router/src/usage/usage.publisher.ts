@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
-import { CallerContext, UsageRecordedEvent } from '@gateway/contracts';
+import { CallerContext, UsageRecordedEvent, usageEvent } from '@gateway/contracts';
 import { JetStreamConnection, publishUsageEvent } from '@gateway/platform';
 
 /**
@@ -22,18 +22,7 @@ export class UsagePublisher implements BeforeApplicationShutdown {
       'model' | 'route' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'units' | 'status' | 'provider'
     >,
   ): Promise<void> {
-    const { requestId, clientRequestId, accountId, keyId, keyType, maskedKey, ip } = caller;
-    const event: UsageRecordedEvent = {
-      requestId,
-      ...(clientRequestId ? { clientRequestId } : {}),
-      accountId,
-      keyId,
-      keyType,
-      maskedKey,
-      ip,
-      ...usage,
-      timestamp: Math.floor(Date.now() / 1000),
-    };
+    const event = usageEvent(caller, usage);
     const published = this.publish(event).catch(() => undefined);
     this.pending.add(published);
     await published;

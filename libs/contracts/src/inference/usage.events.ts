@@ -1,4 +1,5 @@
 import type { KeyType } from '../keys';
+import type { CallerContext } from './text-generation.messages';
 
 export const USAGE_STATUSES = ['success', 'cancelled', 'error'] as const;
 export type UsageStatus = (typeof USAGE_STATUSES)[number];
@@ -44,4 +45,23 @@ export interface UsageRecordedEvent {
   timestamp: number;
   /** The adapter that served it, for operators (not shown to clients). */
   provider?: string;
+}
+
+/** What a usage event says about the request beyond who made it. */
+export type UsageFields = Omit<UsageRecordedEvent, 'requestId' | 'clientRequestId' | 'accountId' | 'keyId' | 'keyType' | 'maskedKey' | 'ip' | 'timestamp'>;
+
+/** The request's usage event, for the caller the edge authenticated, stamped now. */
+export function usageEvent(caller: CallerContext, usage: UsageFields): UsageRecordedEvent {
+  const { requestId, clientRequestId, accountId, keyId, keyType, maskedKey, ip } = caller;
+  return {
+    requestId,
+    ...(clientRequestId ? { clientRequestId } : {}),
+    accountId,
+    keyId,
+    keyType,
+    maskedKey,
+    ip,
+    ...usage,
+    timestamp: Math.floor(Date.now() / 1000),
+  };
 }
