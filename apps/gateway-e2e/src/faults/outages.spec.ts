@@ -10,7 +10,7 @@
  * which nats.js used to give up reconnecting for good; the issue's figure is `OUTAGE_SECONDS=60`.
  */
 import { get } from 'node:http';
-import { api, ApiResponse, createAccount, sleep, TestAccount } from '../support/api';
+import { api, createAccount, ledgerEntry, sleep, TestAccount } from '../support/api';
 import { AppProcess, RestartableServer, startApp, stopApps } from '../support/private-infra';
 
 const OUTAGE_MS = Number(process.env.OUTAGE_SECONDS ?? 25) * 1000;
@@ -225,12 +225,8 @@ describe('NATS and Redis outages under light load', () => {
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id');
     expect(requestId).toBeTruthy();
-    let entries: ApiResponse = await api('GET', `/v1/user/logs?request_id=${requestId}`, { key: account.masterKey, base: edge.base });
-    for (let attempt = 0; attempt < 300 && !(Array.isArray(entries.body) && entries.body.length > 0); attempt++) {
-      await sleep(100);
-      entries = await api('GET', `/v1/user/logs?request_id=${requestId}`, { key: account.masterKey, base: edge.base });
-    }
-    expect(entries.body).toEqual([expect.objectContaining({ request_id: requestId })]);
+    const entries = [await ledgerEntry(account.masterKey, requestId!, { base: edge.base, timeoutMs: 30_000 })];
+    expect(entries).toEqual([expect.objectContaining({ request_id: requestId })]);
   }
 
   it(

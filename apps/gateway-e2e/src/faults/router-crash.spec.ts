@@ -4,7 +4,7 @@
  * are billed once (the edge publishes the usage event), and the reservation is settled.
  */
 import Redis from 'ioredis';
-import { api, createAccount, TestAccount } from '../support/api';
+import { createAccount, ledgerEntry, TestAccount } from '../support/api';
 import { newRequestId, openaiClient, withRequestId } from '../support/clients';
 import { isRunning, replaceService, waitForExit } from '../support/processes';
 import { suiteInfo } from '../support/suite-info';
@@ -62,12 +62,7 @@ describe('a router that dies mid-stream', () => {
     expect(events.outputTokens).toBeGreaterThanOrEqual(deltas);
     expect(events.inputTokens).toBeGreaterThan(0);
 
-    let entries: Array<{ request_id: string }> = [];
-    for (let attempt = 0; attempt < 100 && entries.length === 0; attempt++) {
-      const body = (await api('GET', `/v1/user/logs?request_id=${events.requestId}`, { key: account.masterKey })).body;
-      entries = Array.isArray(body) ? body : [];
-      if (entries.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const entries = [await ledgerEntry(account.masterKey, events.requestId)];
     expect(entries).toEqual([expect.objectContaining({ request_id: events.requestId, status: 'cancelled' })]);
     // Settled: the reservation is gone from the account's open reservations.
     const reservations = `resv:${account.accountId}`;

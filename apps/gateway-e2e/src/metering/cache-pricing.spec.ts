@@ -6,24 +6,13 @@
 import { type UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
-import { api, createAccount, createDevPass, createProxyKey, nowSeconds, sleep, TestAccount } from '../support/api';
+import { api, createAccount, createDevPass, createProxyKey, ledgerEntry, nowSeconds, TestAccount } from '../support/api';
 import { StoredKey, storedKey } from '../support/keys-db';
 import { suiteInfo } from '../support/suite-info';
 
 // sim-chat in config/models.yaml: { input: 0.5, output: 1.5, cache_read: 0.05, cache_write: 0.625 }.
 const codec = JSONCodec<UsageRecordedEvent>();
 const newRequestId = () => `req_${randomUUID().replace(/-/g, '')}`;
-
-/** The first page for one request id, once metering has recorded it. */
-async function entryFor(key: string, requestId: string, attempts = 100): Promise<any> {
-  for (let i = 0; i < attempts; i++) {
-    if (i > 0) await sleep(100);
-    const response = await api('GET', `/v1/user/logs?request_id=${requestId}`, { key });
-    expect(response.status).toBe(200);
-    if (response.body.length > 0) return response.body[0];
-  }
-  throw new Error(`request ${requestId} never reached the ledger`);
-}
 
 const credits = async (key: string): Promise<number> => (await api('GET', '/v1/user/me', { key })).body.credits;
 
@@ -66,7 +55,7 @@ describe('metering: prompt-cache tokens priced and logged exactly', () => {
   it('charges uncached input at input, cache reads at cache_read, cache writes at cache_write, output at output', async () => {
     // 2000 uncached × 0.5 + 6000 read × 0.05 + 2000 written × 0.625 + 1000 out × 1.5 = 4050 per million.
     const requestId = await publish(master, { inputTokens: 10_000, cacheReadTokens: 6_000, cacheWriteTokens: 2_000, outputTokens: 1_000 });
-    expect(await entryFor(owner.masterKey, requestId)).toEqual({
+    expect(await ledgerEntry(owner.masterKey, requestId)).toEqual({
       request_id: requestId,
       key: master.maskedKey,
       model: 'sim-chat',
@@ -84,7 +73,7 @@ describe('metering: prompt-cache tokens priced and logged exactly', () => {
 
     // Where floats drift (7 × 0.05 / 1e6 is 3.5000000000000004e-7 in binary floats), the ledger does not.
     const tiny = await publish(master, { inputTokens: 7, cacheReadTokens: 7 });
-    expect(await entryFor(owner.masterKey, tiny)).toMatchObject({
+    expect(await ledgerEntry(owner.masterKey, tiny)).toMatchObject({
       credits: 3.5e-7,
       input_tokens: 7,
       cache_read_input_tokens: 7,
@@ -95,7 +84,7 @@ describe('metering: prompt-cache tokens priced and logged exactly', () => {
 
   it('prices an event without cache tokens at the input price and logs zero cache tokens', async () => {
     const requestId = await publish(master, { route: 'chat.completions', inputTokens: 1_000, outputTokens: 100 });
-    expect(await entryFor(owner.masterKey, requestId)).toMatchObject({
+    expect(await ledgerEntry(owner.masterKey, requestId)).toMatchObject({
       credits: 0.00065,
       input_tokens: 1_000,
       cache_read_input_tokens: 0,
@@ -109,14 +98,14 @@ describe('metering: prompt-cache tokens priced and logged exactly', () => {
     const proxyKey = await storedKey(proxy.key);
     const charged = await publish(proxyKey, { inputTokens: 3_000, cacheReadTokens: 1_000, cacheWriteTokens: 1_000, outputTokens: 0 });
     // 1000 × 0.5 + 1000 × 0.05 + 1000 × 0.625 = 1175 per million.
-    expect(await entryFor(proxy.key, charged)).toMatchObject({ credits: 0.001175, cache_read_input_tokens: 1_000, cache_creation_input_tokens: 1_000 });
+    expect(await ledgerEntry(proxy.key, charged)).toMatchObject({ credits: 0.001175, cache_read_input_tokens: 1_000, cache_creation_input_tokens: 1_000 });
     const lookup = await api('POST', '/v1/auth/proxy/lookup', { key: account.masterKey, body: { proxy_key: proxy.key } });
     expect(lookup.body.used_ammount).toBe(0.001175);
 
     const devKey = createDevPass(account.accountId);
     const dev = await storedKey(devKey);
     const free = await publish(dev, { model: 'sim-coder:dev', inputTokens: 500, cacheReadTokens: 400, outputTokens: 10 });
-    expect(await entryFor(devKey, free)).toMatchObject({ credits: 0, input_tokens: 500, cache_read_input_tokens: 400, cache_creation_input_tokens: 0 });
+    expect(await ledgerEntry(devKey, free)).toMatchObject({ credits: 0, input_tokens: 500, cache_read_input_tokens: 400, cache_creation_input_tokens: 0 });
     expect(await credits(account.masterKey)).toBe(9.998825);
   });
 });

@@ -3,23 +3,13 @@
  * it, the usage event and the ledger, priced at the model's cache prices; a cancelled Anthropic
  * stream is billed the input the upstream reported in `message_start`.
  */
-import { api, ApiResponse, createAccount, sleep, TestAccount } from '../support/api';
+import { createAccount, ledgerEntry, TestAccount } from '../support/api';
 import { anthropicClient, marker, newRequestId, openaiClient, withRequestId } from '../support/clients';
 import { CACHE_READ_TOKENS, CACHE_WRITE_TOKENS, REPORTED_INPUT_TOKENS } from '../support/fake-upstreams';
 import { UsageWatcher } from '../support/usage-events';
 
 // fake-*-cached in the e2e catalog (global-setup.ts), credits per million tokens.
 const PRICE = { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 };
-
-async function ledgerEntry(key: string, requestId: string): Promise<any> {
-  let response: ApiResponse | undefined;
-  for (let i = 0; i < 100; i++) {
-    if (i > 0) await sleep(100);
-    response = await api('GET', `/v1/user/logs?request_id=${requestId}`, { key });
-    if (response.status === 200 && Array.isArray(response.body) && response.body.length > 0) return response.body[0];
-  }
-  throw new Error(`request ${requestId} never reached the ledger: ${response?.text.slice(0, 300)}`);
-}
 
 const cost = (uncached: number, read: number, written: number, output: number) =>
   (uncached * PRICE.input + read * PRICE.cache_read + written * PRICE.cache_write + output * PRICE.output) / 1_000_000;

@@ -82,3 +82,15 @@ export async function createProxyKey(masterKey: string, fields: ProxyKeyFields =
   if (response.status !== 201) throw new Error(`create failed: ${response.status} ${response.text}`);
   return response.body;
 }
+
+/** The ledger's entry for one request, once metering (asynchronous) has written it; bounded by `timeoutMs`. */
+export async function ledgerEntry(key: string, requestId: string, options: { base?: string; timeoutMs?: number } = {}): Promise<any> {
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  for (;;) {
+    const response = await api('GET', `/v1/user/logs?request_id=${encodeURIComponent(requestId)}`, { key, base: options.base });
+    if (response.status !== 200) throw new Error(`/v1/user/logs answered ${response.status}: ${response.text.slice(0, 300)}`);
+    if (Array.isArray(response.body) && response.body.length === 1) return response.body[0];
+    if (Date.now() > deadline) throw new Error(`request ${requestId} never reached the ledger: ${response.text.slice(0, 300)}`);
+    await sleep(100);
+  }
+}

@@ -3,7 +3,7 @@
  * HTTP response, so a `fetch` handed to them records each exchange's status and `x-request-id`,
  * and the ledger (`/v1/user/logs?request_id=`) is read for the same requests.
  */
-import { api, ApiResponse, sleep } from './api';
+import { ledgerEntry as ledgerEntryOf } from './api';
 
 export interface RecordedExchange {
   method: string;
@@ -57,17 +57,7 @@ export interface LedgerEntry {
 }
 
 /** The ledger's entry for a request, once metering (asynchronous) has written it. */
-export async function ledgerEntry(key: string, requestId: string, timeoutMs = 15_000): Promise<LedgerEntry> {
-  const deadline = Date.now() + timeoutMs;
-  let response: ApiResponse | undefined;
-  for (;;) {
-    response = await api('GET', `/v1/user/logs?request_id=${encodeURIComponent(requestId)}`, { key });
-    if (response.status !== 200) throw new Error(`/v1/user/logs answered ${response.status}: ${response.text.slice(0, 300)}`);
-    if (Array.isArray(response.body) && response.body.length === 1) return response.body[0] as LedgerEntry;
-    if (Date.now() > deadline) throw new Error(`request ${requestId} never reached the ledger: ${response.text.slice(0, 300)}`);
-    await sleep(100);
-  }
-}
+export const ledgerEntry = (key: string, requestId: string): Promise<LedgerEntry> => ledgerEntryOf(key, requestId);
 
 /** The ledger's entries for requests, in the same order. */
 export async function ledgerEntries(key: string, requestIds: string[]): Promise<LedgerEntry[]> {
