@@ -5,12 +5,21 @@
  * content deltas, finish, usage, `[DONE]`) written at once. Keep-alive is on and kept long, so the
  * clients under test can pool their connections as they would against a real provider.
  *
+ * Paced streaming (the streams scenario): a streaming request whose `model` starts with `mock-paced`
+ * is answered like a real provider generating at a steady pace: the role event, then `chunks`
+ * content deltas (one word each) `intervalMs` apart, finish, usage (`completion_tokens` = chunks)
+ * and `[DONE]`. The pace comes from `workerData.paced` ({ chunks, intervalMs }); each chunk is due at
+ * start + i × intervalMs, so a late timer does not push the rest of the stream back. `stats()`
+ * counts paced streams and the worst lateness of a chunk against its due time (the mock's own
+ * share of any gap a client sees).
+ *
  * It runs in a worker thread of the bench process (startMockUpstream), so the load generator on the
  * main thread does not share an event loop with it. Run directly (`node bench/lib/mock-upstream.js
  * [port]`) it serves in the foreground on 127.0.0.1, for poking at by hand.
  */
 const http = require('node:http');
 const path = require('node:path');
+const { performance } = require('node:perf_hooks');
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
 
 const CONTENT = ['Hello', ' from the', ' bench mock.'];
@@ -40,6 +49,13 @@ function streamBody(model) {
   ];
 }
 
+const PACED_WORD = ' word';
+
+function pacedChunk(model, delta, finishReason = null, extra = {}) {
+  const choices = delta === null ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }];
+  return `data: ${JSON.stringify({ id: 'chatcmpl-bench-paced', object: 'chat.completion.chunk', created: CREATED, model, choices, ...extra })}\n\n`;
+}
+
 /** Replies are the same for every request of a model; keep the last few serialised. */
 const cache = new Map();
 function replies(model) {
@@ -52,8 +68,49 @@ function replies(model) {
   return entry;
 }
 
-function createMockServer() {
-  const stats = { completions: 0, streams: 0, rejected: 0, withoutAuth: 0 };
+/** The text a paced stream of `chunks` deltas carries. */
+function pacedContent(chunks) {
+  return PACED_WORD.repeat(chunks);
+}
+
+function createMockServer({ paced = { chunks: 200, intervalMs: 50 } } = {}) {
+  const stats = { completions: 0, streams: 0, pacedStreams: 0, pacedOpen: 0, pacedMaxLateMs: 0, rejected: 0, withoutAuth: 0 };
+  const pacedStream = (res, model) => {
+    stats.pacedStreams++;
+    stats.pacedOpen++;
+    const contentChunk = pacedChunk(model, { content: PACED_WORD });
+    const usage = { prompt_tokens: USAGE.prompt_tokens, completion_tokens: paced.chunks, total_tokens: USAGE.prompt_tokens + paced.chunks };
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.write(pacedChunk(model, { role: 'assistant', content: '' }));
+    const start = performance.now();
+    let sent = 0;
+    let timer = null;
+    let closed = false;
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      stats.pacedOpen--;
+      clearTimeout(timer);
+    };
+    res.once('close', finish);
+    const next = () => {
+      if (closed) return;
+      const late = performance.now() - (start + (sent + 1) * paced.intervalMs);
+      if (late > stats.pacedMaxLateMs) stats.pacedMaxLateMs = late;
+      sent++;
+      if (sent < paced.chunks) {
+        res.write(contentChunk);
+        timer = setTimeout(next, Math.max(0, start + (sent + 1) * paced.intervalMs - performance.now()));
+        return;
+      }
+      res.write(contentChunk);
+      res.write(pacedChunk(model, {}, 'stop'));
+      res.write(pacedChunk(model, null, null, { usage }));
+      res.end('data: [DONE]\n\n');
+      finish();
+    };
+    timer = setTimeout(next, paced.intervalMs);
+  };
   const server = http.createServer((req, res) => {
     const url = req.url.split('?')[0];
     if (req.method !== 'POST' || url !== '/v1/chat/completions') {
@@ -76,7 +133,12 @@ function createMockServer() {
         res.end(JSON.stringify({ error: { message: 'mock: body is not JSON', type: 'invalid_request_error' } }));
         return;
       }
-      const reply = replies(typeof body.model === 'string' ? body.model : 'mock');
+      const model = typeof body.model === 'string' ? body.model : 'mock';
+      if (body.stream === true && model.startsWith('mock-paced')) {
+        pacedStream(res, model);
+        return;
+      }
+      const reply = replies(model);
       if (body.stream === true) {
         stats.streams++;
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
@@ -96,11 +158,11 @@ function createMockServer() {
 
 /**
  * Starts the mock in a worker thread on 127.0.0.1 and a free port. Resolves with its URL, a stats()
- * reader and stop().
+ * reader and stop(). `paced`: { chunks, intervalMs } of the paced streams.
  */
-function startMockUpstream() {
+function startMockUpstream({ paced } = {}) {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(path.join(__dirname, 'mock-upstream.js'), { workerData: { role: 'mock-upstream' } });
+    const worker = new Worker(path.join(__dirname, 'mock-upstream.js'), { workerData: { role: 'mock-upstream', paced } });
     const pending = new Map();
     let nextId = 1;
     let ready = false;
@@ -125,6 +187,8 @@ function startMockUpstream() {
           url: `http://127.0.0.1:${message.port}`,
           stats: () => ask('stats'),
           eventLoopUtilization: () => ask('elu'),
+          /** Zeroes the worst paced-chunk lateness, so stats() reports it for what follows. */
+          resetPacedLateness: () => ask('paced-reset'),
           stop: async () => {
             try {
               await ask('stop');
@@ -150,12 +214,15 @@ function startMockUpstream() {
 }
 
 if (!isMainThread && workerData?.role === 'mock-upstream') {
-  const { performance } = require('node:perf_hooks');
-  const { server, stats } = createMockServer();
+  const { server, stats } = createMockServer(workerData.paced ? { paced: workerData.paced } : undefined);
   let eluMark = performance.eventLoopUtilization();
   server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'listening', port: server.address().port }));
   parentPort.on('message', (message) => {
     if (message.type === 'stats') parentPort.postMessage({ id: message.id, value: { ...stats } });
+    if (message.type === 'paced-reset') {
+      stats.pacedMaxLateMs = 0;
+      parentPort.postMessage({ id: message.id, value: true });
+    }
     if (message.type === 'elu') {
       // Share of the mock thread's time spent busy since the previous call.
       const now = performance.eventLoopUtilization();
@@ -172,4 +239,4 @@ if (!isMainThread && workerData?.role === 'mock-upstream') {
   server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => console.log(`mock upstream on http://127.0.0.1:${server.address().port}`));
 }
 
-module.exports = { startMockUpstream, createMockServer, CONTENT };
+module.exports = { startMockUpstream, createMockServer, pacedContent, CONTENT };

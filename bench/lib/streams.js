@@ -1,0 +1,198 @@
+'use strict';
+/**
+ * The streams scenario's load: N concurrent streaming requests, opened over a short ramp, each held
+ * to its end, timed at the client chunk by chunk.
+ *
+ * - a stream **stalls** when two consecutive body chunks arrive more than `stallMs` apart;
+ * - a stream **fails** on a non-200 answer, a socket error, a timeout, or a body not ending with
+ *   `data: [DONE]`;
+ * - the largest gap between two chunks of each stream is kept, for its percentiles.
+ *
+ * Node's http client with an Agent without a socket cap (one connection per stream), and the
+ * bench process's own event-loop delay is recorded while the streams run: when the load generator
+ * itself falls behind, the gaps it reports are partly its own, and the row says so.
+ */
+const fs = require('node:fs');
+const http = require('node:http');
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+const { summarize } = require('./load');
+
+/** Resident set size of a process in bytes (VmRSS), or null. */
+function rssBytes(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The soft limit on open files of this process, from /proc (null when unknown). */
+function openFilesLimit() {
+  try {
+    const match = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    if (!match) return null;
+    return match[1] === 'unlimited' ? Infinity : Number(match[1]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * @param {object} options
+ * @param {string} options.url
+ * @param {Record<string, string>} options.headers
+ * @param {string} options.body
+ * @param {number} options.streams N
+ * @param {number} options.rampMs the streams are opened evenly over this long
+ * @param {number} options.stallMs a gap above this is a stall
+ * @param {number} options.timeoutMs bound on one stream, from its start
+ * @param {Record<string, number>} [options.rssPids] processes whose RSS is sampled (name → pid)
+ * @param {() => boolean} [options.shouldStop]
+ */
+async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeoutMs, rssPids = {}, shouldStop = () => false }) {
+  const { hostname } = new URL(url);
+  if (hostname !== '127.0.0.1') throw new Error(`refusing to send bench traffic to ${hostname}: only 127.0.0.1 is allowed`);
+  const target = new URL(url);
+  const payload = Buffer.from(body);
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity, maxTotalSockets: Infinity });
+
+  const idleRss = Object.fromEntries(Object.entries(rssPids).map(([name, pid]) => [name, rssBytes(pid)]));
+  const peakRss = { ...idleRss };
+  let open = 0;
+  let peakOpen = 0;
+  let openAtPeakSample = {};
+  const sampleRss = () => {
+    for (const [name, pid] of Object.entries(rssPids)) {
+      const value = rssBytes(pid);
+      if (value !== null && (peakRss[name] === null || value > peakRss[name])) {
+        peakRss[name] = value;
+        openAtPeakSample[name] = open;
+      }
+    }
+  };
+  const sampler = setInterval(sampleRss, 250);
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+
+  const results = [];
+  const one = () =>
+    new Promise((resolve) => {
+      const start = performance.now();
+      let first = null;
+      let lastChunk = null;
+      let maxGap = 0;
+      let gaps = 0;
+      let stalls = 0;
+      let tail = '';
+      let requestId = null;
+      let settled = false;
+      let counted = false;
+      const done = (outcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (counted) open--;
+        resolve({
+          ...outcome,
+          requestId,
+          maxGapMs: maxGap,
+          stalls,
+          gaps,
+          firstByteMs: first === null ? null : first - start,
+          totalMs: performance.now() - start,
+        });
+      };
+      const request = http.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers },
+        },
+        (response) => {
+          requestId = response.headers['x-request-id'] ?? null;
+          counted = true;
+          open++;
+          if (open > peakOpen) peakOpen = open;
+          response.on('data', (chunk) => {
+            const now = performance.now();
+            if (first === null) first = now;
+            else {
+              const gap = now - lastChunk;
+              gaps++;
+              if (gap > maxGap) maxGap = gap;
+              if (gap > stallMs) stalls++;
+            }
+            lastChunk = now;
+            tail = (tail + chunk.toString('latin1')).slice(-64);
+          });
+          response.on('end', () => {
+            if (response.statusCode !== 200) return done({ ok: false, reason: `status ${response.statusCode}` });
+            if (!tail.trimEnd().endsWith('data: [DONE]')) return done({ ok: false, reason: 'stream without [DONE]' });
+            done({ ok: true });
+          });
+          response.on('error', (error) => done({ ok: false, reason: `response error: ${error.code ?? error.message}` }));
+          response.on('aborted', () => done({ ok: false, reason: 'response aborted' }));
+        },
+      );
+      const timer = setTimeout(() => {
+        request.destroy(new Error('timeout'));
+        done({ ok: false, reason: `timeout after ${timeoutMs} ms` });
+      }, timeoutMs);
+      request.on('error', (error) => done({ ok: false, reason: `request error: ${error.code ?? error.message}` }));
+      request.end(payload);
+    });
+
+  const startedAt = performance.now();
+  const pending = [];
+  try {
+    for (let i = 0; i < streams && !shouldStop(); i++) {
+      const due = startedAt + (i * rampMs) / streams;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      pending.push(one().then((result) => results.push(result)));
+    }
+    await Promise.all(pending);
+  } finally {
+    clearInterval(sampler);
+    lag.disable();
+    agent.destroy();
+  }
+
+  const ok = results.filter((result) => result.ok);
+  const failures = {};
+  for (const result of results) if (!result.ok) failures[result.reason] = (failures[result.reason] ?? 0) + 1;
+  const stalled = ok.filter((result) => result.stalls > 0).length;
+  const rss = {};
+  for (const name of Object.keys(rssPids)) {
+    const grown = idleRss[name] !== null && peakRss[name] !== null ? peakRss[name] - idleRss[name] : null;
+    rss[name] = {
+      idleBytes: idleRss[name],
+      peakBytes: peakRss[name],
+      openStreamsAtPeak: openAtPeakSample[name] ?? null,
+      bytesPer1000Streams: grown === null ? null : (grown / streams) * 1000,
+    };
+  }
+  return {
+    streams,
+    attempted: results.length,
+    ok: ok.length,
+    failed: results.length - ok.length,
+    stalled,
+    failures,
+    peakOpen,
+    maxGapMs: summarize(ok.map((result) => result.maxGapMs)),
+    firstByteMs: summarize(ok.map((result) => result.firstByteMs)),
+    totalMs: summarize(ok.map((result) => result.totalMs)),
+    wallSeconds: (performance.now() - startedAt) / 1000,
+    clientEventLoopDelayMs: { p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 },
+    rss,
+    okRequestIds: ok.map((result) => result.requestId).filter(Boolean),
+    okWithoutRequestId: ok.filter((result) => !result.requestId).length,
+  };
+}
+
+module.exports = { holdStreams, rssBytes, openFilesLimit };
