@@ -264,8 +264,8 @@ async function main() {
     let postgresPids = cpu.pidsNamed('postgres');
     const refreshPostgresPids = async () => {
       const local = new Set(cpu.pidsNamed('postgres'));
-      const ours = await ledger.serverPids();
-      const mine = ours ? ours.filter((pid) => local.has(pid)) : [];
+      const working = await ledger.serverPids();
+      const mine = working ? working.filter((pid) => local.has(pid)) : [];
       postgresPids = mine.length ? mine : [...local].filter((pid) => pid !== ledger.backendPid);
     };
     await refreshPostgresPids();
@@ -463,6 +463,9 @@ async function main() {
       const settled = await settle();
       if (settled.timedOut) notes.push(settleNote(`TTFB ${target.name}`, settled));
       log(`TTFB: ${target.name}, ${settings.ttfbRequests} sequential streaming requests (after ${settings.ttfbWarmup} unmeasured)`);
+      const rowsBefore = target.metered
+        ? (await ledger.waitCaughtUp({ atLeast: 0, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted })).count
+        : null;
       const result = await ttfb({
         url: target.url,
         headers: target.headers,
@@ -471,7 +474,23 @@ async function main() {
         warmup: settings.ttfbWarmup,
         shouldStop: () => interrupted,
       });
-      ttfbRows.push({ target: target.name, ...result, settle: settled });
+      const { okRequestIds, ...figures } = result;
+      const row = { target: target.name, ...figures, settle: settled };
+      if (target.metered) {
+        const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + result.ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted });
+        row.meteringCatchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
+        row.ledger = await ledger.check({
+          ids: okRequestIds,
+          ok: result.ok,
+          rowsBefore,
+          rowsAfter: caught.count,
+          // the unmeasured requests before them, and the failed ones
+          allowedExtra: result.warmupAttempted + (result.attempted - result.ok),
+          caughtUp: caught.caughtUp,
+        });
+        recordLedger(row);
+      }
+      ttfbRows.push(row);
     }
     checkInterrupted();
     for (const row of ttfbRows) {
@@ -490,7 +509,10 @@ async function main() {
         log(
           `streams: ${target.name}, ${n} concurrent streams of ${settings.streamChunks} chunks over ${settings.streamSeconds} s, opened over ${settings.streamRampMs} ms`,
         );
-        const rowsBefore = target.metered ? await ledger.rowCount() : null;
+        // Whatever ran before (the TTFB requests, a previous level) must be in the ledger before the count is taken.
+        const rowsBefore = target.metered
+          ? (await ledger.waitCaughtUp({ atLeast: 0, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted })).count
+          : null;
         await mock.resetPacedLateness();
         await mock.eventLoopUtilization();
         const result = await holdStreams({
@@ -608,7 +630,7 @@ async function main() {
     console.log('');
     console.log('Goals (issue #13), each against Portkey in this run:');
     for (const goal of goals) console.log(`  ${goal.status.padEnd(9)} ${goal.goal}: ${goal.detail}`);
-    const ledgerRows = [...loadRows, ...bigRows, ...streamRows].filter((row) => row.ledger);
+    const ledgerRows = [...loadRows, ...bigRows, ...ttfbRows, ...streamRows].filter((row) => row.ledger);
     console.log('');
     console.log(
       `Ledger check (one ledger entry per 2xx answer, metering caught up): ${ledgerRows.filter((row) => row.ledger.pass).length}/${ledgerRows.length} row(s) PASS` +

@@ -4,7 +4,7 @@
  * - `closedLoop`: autocannon, N connections each sending the next request as soon as the previous
  *   answer arrived (a closed loop), for a fixed duration;
  * - `ttfb`: sequential streaming requests with node's http client, timing request start → first
- *   body chunk, and → end of the stream.
+ *   body chunk, and → end of the stream (and collecting each ok stream's `x-request-id`).
  */
 const http = require('node:http');
 const autocannon = require('autocannon');
@@ -148,7 +148,7 @@ async function ttfb({ url, headers, body, count, warmup = 10, timeoutMs = 10_000
             const end = process.hrtime.bigint();
             if (response.statusCode !== 200) return done({ ok: false, reason: `status ${response.statusCode}` });
             if (!tail.trimEnd().endsWith('data: [DONE]')) return done({ ok: false, reason: 'stream without [DONE]' });
-            done({ ok: true, firstMs: Number(first - start) / 1e6, totalMs: Number(end - start) / 1e6 });
+            done({ ok: true, firstMs: Number(first - start) / 1e6, totalMs: Number(end - start) / 1e6, requestId: response.headers['x-request-id'] ?? null });
           });
           response.on('error', (error) => done({ ok: false, reason: `response error: ${error.code ?? error.message}` }));
         },
@@ -163,14 +163,20 @@ async function ttfb({ url, headers, body, count, warmup = 10, timeoutMs = 10_000
 
   const deadline = Date.now() + deadlineMs;
   let attempted = 0;
+  let warmupAttempted = 0;
+  const okRequestIds = [];
   try {
-    for (let i = 0; i < warmup && Date.now() < deadline && !shouldStop(); i++) await one();
+    for (let i = 0; i < warmup && Date.now() < deadline && !shouldStop(); i++) {
+      warmupAttempted++;
+      await one();
+    }
     for (let i = 0; i < count && Date.now() < deadline && !shouldStop(); i++) {
       attempted++;
       const outcome = await one();
       if (outcome.ok) {
         firstByte.push(outcome.firstMs);
         total.push(outcome.totalMs);
+        if (outcome.requestId) okRequestIds.push(outcome.requestId);
       } else {
         fail(outcome.reason);
       }
@@ -178,7 +184,16 @@ async function ttfb({ url, headers, body, count, warmup = 10, timeoutMs = 10_000
   } finally {
     agent.destroy();
   }
-  return { requested: count, attempted, ok: firstByte.length, failures, firstByteMs: summarize(firstByte), totalMs: summarize(total) };
+  return {
+    requested: count,
+    attempted,
+    warmupAttempted,
+    ok: firstByte.length,
+    failures,
+    firstByteMs: summarize(firstByte),
+    totalMs: summarize(total),
+    okRequestIds,
+  };
 }
 
 /** One request, for checking a target before measuring it. */

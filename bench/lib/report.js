@@ -203,7 +203,7 @@ function goalLines({ loadRows, bigRows, stallFree, settings }) {
 
 function ttfbTable(rows) {
   return table(
-    ['target', 'ok/n', 'TTFB p50 ms', 'TTFB p99 ms', '+p50 vs mock', 'stream end p50 ms', 'failures'],
+    ['target', 'ok/n', 'TTFB p50 ms', 'TTFB p99 ms', '+p50 vs mock', 'stream end p50 ms', 'failures', 'ledger'],
     rows.map((row) => [
       row.target,
       `${row.ok}/${row.attempted}`,
@@ -214,6 +214,7 @@ function ttfbTable(rows) {
       Object.entries(row.failures)
         .map(([reason, count]) => `${reason}×${count}`)
         .join(', ') || '0',
+      ledgerCell(row),
     ]),
     1,
   );
