@@ -68,6 +68,18 @@ function replies(model) {
   return entry;
 }
 
+/** One content delta of a paced stream, encoded once per model (it is written 200 times a stream). */
+const pacedChunks = new Map();
+function pacedContentChunk(model) {
+  let chunk = pacedChunks.get(model);
+  if (!chunk) {
+    chunk = Buffer.from(pacedChunk(model, { content: PACED_WORD }));
+    if (pacedChunks.size > 16) pacedChunks.clear();
+    pacedChunks.set(model, chunk);
+  }
+  return chunk;
+}
+
 /** The text a paced stream of `chunks` deltas carries. */
 function pacedContent(chunks) {
   return PACED_WORD.repeat(chunks);
@@ -78,7 +90,7 @@ function createMockServer({ paced = { chunks: 200, intervalMs: 50 } } = {}) {
   const pacedStream = (res, model) => {
     stats.pacedStreams++;
     stats.pacedOpen++;
-    const contentChunk = pacedChunk(model, { content: PACED_WORD });
+    const contentChunk = pacedContentChunk(model);
     const usage = { prompt_tokens: USAGE.prompt_tokens, completion_tokens: paced.chunks, total_tokens: USAGE.prompt_tokens + paced.chunks };
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     res.write(pacedChunk(model, { role: 'assistant', content: '' }));

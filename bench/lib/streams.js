@@ -8,12 +8,12 @@
  *   `data: [DONE]`;
  * - the largest gap between two chunks of each stream is kept, for its percentiles.
  *
- * Node's http client with an Agent without a socket cap (one connection per stream), and the
+ * One raw TCP connection per stream (no pool, no socket cap), the HTTP response read as bytes; the
  * bench process's own event-loop delay is recorded while the streams run: when the load generator
  * itself falls behind, the gaps it reports are partly its own, and the row says so.
  */
 const fs = require('node:fs');
-const http = require('node:http');
+const net = require('node:net');
 const { monitorEventLoopDelay } = require('node:perf_hooks');
 const { summarize } = require('./load');
 
@@ -55,7 +55,6 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
   if (hostname !== '127.0.0.1') throw new Error(`refusing to send bench traffic to ${hostname}: only 127.0.0.1 is allowed`);
   const target = new URL(url);
   const payload = Buffer.from(body);
-  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity, maxTotalSockets: Infinity });
 
   const idleRss = Object.fromEntries(Object.entries(rssPids).map(([name, pid]) => [name, rssBytes(pid)]));
   const peakRss = { ...idleRss };
@@ -76,6 +75,18 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
   lag.enable();
 
   const results = [];
+  // Raw sockets rather than node's http client: one HTTP/1.1 request per connection
+  // (`Connection: close`), the response read as bytes, its head parsed once. This costs the load
+  // generator a fraction of what http.ClientRequest/IncomingMessage cost per chunk, which is what
+  // decides whether it keeps up with thousands of streams.
+  const head = Buffer.from(
+    `POST ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${payload.length}\r\n${Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n`,
+  );
+  const request = Buffer.concat([head, payload]);
+  const port = Number(target.port);
   const one = () =>
     new Promise((resolve) => {
       const start = performance.now();
@@ -84,8 +95,12 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
       let maxGap = 0;
       let gaps = 0;
       let stalls = 0;
-      let tail = '';
+      let headText = ''; // until the end of the response head
+      let status = null;
+      let chunked = false;
       let requestId = null;
+      let last = null; // the last two reads, for the end of the body
+      let beforeLast = null;
       let settled = false;
       let counted = false;
       const done = (outcome) => {
@@ -93,6 +108,7 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
         settled = true;
         clearTimeout(timer);
         if (counted) open--;
+        socket.destroy();
         resolve({
           ...outcome,
           requestId,
@@ -103,47 +119,56 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
           totalMs: performance.now() - start,
         });
       };
-      const request = http.request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers },
-        },
-        (response) => {
-          requestId = response.headers['x-request-id'] ?? null;
+      const socket = net.connect({ host: target.hostname, port });
+      socket.setNoDelay(true);
+      socket.on('connect', () => socket.write(request));
+      socket.on('data', (chunk) => {
+        const now = performance.now();
+        if (first === null) first = now;
+        else {
+          const gap = now - lastChunk;
+          gaps++;
+          if (gap > maxGap) maxGap = gap;
+          if (gap > stallMs) stalls++;
+        }
+        lastChunk = now;
+        beforeLast = last;
+        last = chunk;
+        if (status === null) {
+          headText += chunk.toString('latin1');
+          const end = headText.indexOf('\r\n\r\n');
+          if (end === -1) return;
+          const lines = headText.slice(0, end).split('\r\n');
+          status = Number(lines[0].split(' ')[1]);
+          for (const line of lines.slice(1)) {
+            const colon = line.indexOf(':');
+            const name = line.slice(0, colon).trim().toLowerCase();
+            const value = line.slice(colon + 1).trim();
+            if (name === 'x-request-id') requestId = value;
+            if (name === 'transfer-encoding' && /chunked/i.test(value)) chunked = true;
+          }
+          headText = '';
           counted = true;
           open++;
           if (open > peakOpen) peakOpen = open;
-          response.on('data', (chunk) => {
-            const now = performance.now();
-            if (first === null) first = now;
-            else {
-              const gap = now - lastChunk;
-              gaps++;
-              if (gap > maxGap) maxGap = gap;
-              if (gap > stallMs) stalls++;
-            }
-            lastChunk = now;
-            tail = (tail + chunk.toString('latin1')).slice(-64);
-          });
-          response.on('end', () => {
-            if (response.statusCode !== 200) return done({ ok: false, reason: `status ${response.statusCode}` });
-            if (!tail.trimEnd().endsWith('data: [DONE]')) return done({ ok: false, reason: 'stream without [DONE]' });
-            done({ ok: true });
-          });
-          response.on('error', (error) => done({ ok: false, reason: `response error: ${error.code ?? error.message}` }));
-          response.on('aborted', () => done({ ok: false, reason: 'response aborted' }));
-        },
-      );
-      const timer = setTimeout(() => {
-        request.destroy(new Error('timeout'));
-        done({ ok: false, reason: `timeout after ${timeoutMs} ms` });
-      }, timeoutMs);
-      request.on('error', (error) => done({ ok: false, reason: `request error: ${error.code ?? error.message}` }));
-      request.end(payload);
+        }
+      });
+      socket.on('end', () => {
+        if (status === null) return done({ ok: false, reason: 'connection closed before a response' });
+        if (status !== 200) return done({ ok: false, reason: `status ${status}` });
+        let tail = Buffer.concat(beforeLast ? [beforeLast, last] : [last])
+          .toString('latin1')
+          .slice(-80);
+        if (chunked) {
+          if (!tail.endsWith('\r\n0\r\n\r\n')) return done({ ok: false, reason: 'chunked body cut short' });
+          tail = tail.slice(0, -7);
+        }
+        if (!tail.trimEnd().endsWith('data: [DONE]')) return done({ ok: false, reason: 'stream without [DONE]' });
+        done({ ok: true });
+      });
+      socket.on('error', (error) => done({ ok: false, reason: `socket error: ${error.code ?? error.message}` }));
+      socket.on('close', () => done({ ok: false, reason: 'connection closed' }));
+      const timer = setTimeout(() => done({ ok: false, reason: `timeout after ${timeoutMs} ms` }), timeoutMs);
     });
 
   const startedAt = performance.now();
@@ -159,7 +184,6 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
   } finally {
     clearInterval(sampler);
     lag.disable();
-    agent.destroy();
   }
 
   const ok = results.filter((result) => result.ok);
