@@ -180,6 +180,11 @@ function goalLines({ loadRows, bigRows, stallFree, settings }) {
     let detail = `ours ${ours.stallFreeN}, Portkey ${theirs.stallFreeN}`;
     if (theirs.heldEveryLevel)
       detail += ` (Portkey held every level tried, up to ${theirs.stallFreeN}: the bench cannot show 4× its limit; add larger levels to BENCH_STREAMS)`;
+    const direct = stallFree['mock direct'];
+    if (direct && !direct.heldEveryLevel)
+      detail +=
+        `; the load generator and mock alone (mock direct) held only up to ${direct.stallFreeN}: ` +
+        'a target that stalled above that may have been held back by the bench itself';
     goals.push({ goal: goalStreams, status: verdict(ours.stallFreeN > 0 && ours.stallFreeN >= 4 * theirs.stallFreeN), detail });
   }
 
