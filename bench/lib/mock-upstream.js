@@ -9,7 +9,8 @@
  * is answered like a real provider generating at a steady pace: the role event, then `chunks`
  * content deltas (one word each) `intervalMs` apart, finish, usage (`completion_tokens` = chunks)
  * and `[DONE]`. The pace comes from `workerData.paced` ({ chunks, intervalMs }); each chunk is due at
- * start + i × intervalMs, so a late timer does not push the rest of the stream back. `stats()`
+ * start + i × intervalMs (one shared 5 ms timer writes whatever came due), so a late tick does not
+ * push the rest of the stream back. `stats()`
  * counts paced streams and the worst lateness of a chunk against its due time (the mock's own
  * share of any gap a client sees).
  *
@@ -68,60 +69,126 @@ function replies(model) {
   return entry;
 }
 
-/** One content delta of a paced stream, encoded once per model (it is written 200 times a stream). */
-const pacedChunks = new Map();
-function pacedContentChunk(model) {
-  let chunk = pacedChunks.get(model);
-  if (!chunk) {
-    chunk = Buffer.from(pacedChunk(model, { content: PACED_WORD }));
-    if (pacedChunks.size > 16) pacedChunks.clear();
-    pacedChunks.set(model, chunk);
-  }
-  return chunk;
-}
-
 /** The text a paced stream of `chunks` deltas carries. */
 function pacedContent(chunks) {
   return PACED_WORD.repeat(chunks);
 }
 
+/** The bytes of a paced stream, encoded once per model: its head, one content delta, its tail. */
+const pacedParts = new Map();
+function pacedStreamParts(model, chunks) {
+  let parts = pacedParts.get(model);
+  if (!parts) {
+    const usage = { prompt_tokens: USAGE.prompt_tokens, completion_tokens: chunks, total_tokens: USAGE.prompt_tokens + chunks };
+    const first = Buffer.from(pacedChunk(model, { role: 'assistant', content: '' }));
+    const content = Buffer.from(pacedChunk(model, { content: PACED_WORD }));
+    const last = Buffer.from(`${pacedChunk(model, {}, 'stop')}${pacedChunk(model, null, null, { usage })}data: [DONE]\n\n`);
+    parts = { first, content, last, length: first.length + chunks * content.length + last.length };
+    if (pacedParts.size > 16) pacedParts.clear();
+    pacedParts.set(model, parts);
+  }
+  return parts;
+}
+
+/**
+ * Drives every open paced stream from one timer: each stream waits in the slot (of `tickMs`) of its
+ * next chunk's due time, and a tick writes the chunks of every slot that came due. Thousands of
+ * streams then cost one timer callback per tick rather than one timer per chunk.
+ */
+function createPacer({ intervalMs, tickMs = 5, onLate }) {
+  const slots = new Map(); // slot number → streams due in it
+  let done = Math.floor(performance.now() / tickMs); // every slot up to this one has been run
+  let timer = null;
+  let open = 0;
+  const place = (stream) => {
+    const slot = Math.max(done + 1, Math.ceil(stream.due / tickMs));
+    let list = slots.get(slot);
+    if (!list) slots.set(slot, (list = []));
+    list.push(stream);
+  };
+  const tick = () => {
+    const now = performance.now();
+    const upTo = Math.floor(now / tickMs);
+    for (let slot = done + 1; slot <= upTo; slot++) {
+      const list = slots.get(slot);
+      if (!list) continue;
+      slots.delete(slot);
+      done = slot; // streams placed by the writes below go into later slots
+      for (const stream of list) {
+        if (stream.closed) continue;
+        onLate(now - stream.due);
+        if (stream.step()) {
+          stream.due += intervalMs;
+          place(stream);
+        } else if (!stream.closed) {
+          stream.closed = true;
+          open--;
+        }
+      }
+    }
+    done = upTo;
+    if (open === 0) {
+      clearInterval(timer);
+      timer = null;
+    }
+  };
+  return {
+    /** `step()` writes the next chunk and answers whether more are to come. */
+    add(step) {
+      const stream = { due: performance.now() + intervalMs, step, closed: false };
+      open++;
+      if (!timer) {
+        done = Math.floor(performance.now() / tickMs);
+        timer = setInterval(tick, tickMs);
+      }
+      place(stream);
+      return () => {
+        if (!stream.closed) {
+          stream.closed = true;
+          open--;
+        }
+      };
+    },
+  };
+}
+
 function createMockServer({ paced = { chunks: 200, intervalMs: 50 } } = {}) {
   const stats = { completions: 0, streams: 0, pacedStreams: 0, pacedOpen: 0, pacedMaxLateMs: 0, rejected: 0, withoutAuth: 0 };
+  const pacer = createPacer({
+    intervalMs: paced.intervalMs,
+    onLate: (late) => {
+      if (late > stats.pacedMaxLateMs) stats.pacedMaxLateMs = late;
+    },
+  });
   const pacedStream = (res, model) => {
     stats.pacedStreams++;
     stats.pacedOpen++;
-    const contentChunk = pacedContentChunk(model);
-    const usage = { prompt_tokens: USAGE.prompt_tokens, completion_tokens: paced.chunks, total_tokens: USAGE.prompt_tokens + paced.chunks };
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    res.write(pacedChunk(model, { role: 'assistant', content: '' }));
-    const start = performance.now();
+    const parts = pacedStreamParts(model, paced.chunks);
+    // The length is known in advance, so the body goes without chunked framing: less work per write
+    // for the mock, and nothing a streaming client reads differently.
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'content-length': parts.length });
+    res.write(parts.first);
     let sent = 0;
-    let timer = null;
-    let closed = false;
+    let finished = false;
     const finish = () => {
-      if (closed) return;
-      closed = true;
+      if (finished) return;
+      finished = true;
       stats.pacedOpen--;
-      clearTimeout(timer);
+      cancel();
     };
-    res.once('close', finish);
-    const next = () => {
-      if (closed) return;
-      const late = performance.now() - (start + (sent + 1) * paced.intervalMs);
-      if (late > stats.pacedMaxLateMs) stats.pacedMaxLateMs = late;
+    const cancel = pacer.add(() => {
+      if (finished) return false;
       sent++;
       if (sent < paced.chunks) {
-        res.write(contentChunk);
-        timer = setTimeout(next, Math.max(0, start + (sent + 1) * paced.intervalMs - performance.now()));
-        return;
+        res.write(parts.content);
+        return true;
       }
-      res.write(contentChunk);
-      res.write(pacedChunk(model, {}, 'stop'));
-      res.write(pacedChunk(model, null, null, { usage }));
-      res.end('data: [DONE]\n\n');
+      res.write(parts.content);
+      res.end(parts.last);
       finish();
-    };
-    timer = setTimeout(next, paced.intervalMs);
+      return false;
+    });
+    res.once('close', finish);
   };
   const server = http.createServer((req, res) => {
     const url = req.url.split('?')[0];
