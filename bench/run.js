@@ -596,11 +596,16 @@ async function main() {
       loadAverageAtEnd: os.loadavg(),
     };
     console.log('');
-    console.log(`Non-streaming chat completions, closed loop: ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured per row`);
-    console.log(`(${machine.cpus} CPUs, ${machine.cpuModel}; load generator, mock and servers share them; latencies are of 2xx answers;`);
-    console.log(" our CPU counts until metering caught up; ratios are ours / Portkey's, Portkey's value in brackets)");
-    console.log('');
-    if (loadRows.length) console.log(loadTable(loadRows));
+    console.log(`${machine.cpus} CPUs, ${machine.cpuModel}: the load generator, the mock and every server share them.`);
+    if (loadRows.length || bigRows.length) {
+      console.log('');
+      console.log(`Non-streaming chat completions, closed loop: ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured per row`);
+      console.log("(latencies are of 2xx answers; our CPU counts until metering caught up; ratios are ours / Portkey's, Portkey's value in brackets)");
+    }
+    if (loadRows.length) {
+      console.log('');
+      console.log(loadTable(loadRows));
+    }
     if (bigRows.length) {
       console.log('');
       console.log(

@@ -98,6 +98,8 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
       let headText = ''; // until the end of the response head
       let status = null;
       let chunked = false;
+      let contentLength = null;
+      let bodyBytes = 0;
       let requestId = null;
       let last = null; // the last two reads, for the end of the body
       let beforeLast = null;
@@ -122,6 +124,17 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
       const socket = net.connect({ host: target.hostname, port });
       socket.setNoDelay(true);
       socket.on('connect', () => socket.write(request));
+      // The response is complete at the end of its chunked body, after content-length bytes, or
+      // (neither given) when the server closes the connection.
+      const complete = () => {
+        if (status !== 200) return done({ ok: false, reason: `status ${status}` });
+        let tail = Buffer.concat(beforeLast ? [beforeLast, last] : [last])
+          .toString('latin1')
+          .slice(-80);
+        if (chunked) tail = tail.slice(0, -7);
+        if (!tail.trimEnd().endsWith('data: [DONE]')) return done({ ok: false, reason: 'stream without [DONE]' });
+        done({ ok: true });
+      };
       socket.on('data', (chunk) => {
         const now = performance.now();
         if (first === null) first = now;
@@ -146,25 +159,23 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
             const value = line.slice(colon + 1).trim();
             if (name === 'x-request-id') requestId = value;
             if (name === 'transfer-encoding' && /chunked/i.test(value)) chunked = true;
+            if (name === 'content-length') contentLength = Number(value);
           }
+          bodyBytes = headText.length - (end + 4);
           headText = '';
           counted = true;
           open++;
           if (open > peakOpen) peakOpen = open;
+        } else {
+          bodyBytes += chunk.length;
         }
+        if (chunked ? chunk.length >= 5 && chunk.toString('latin1', chunk.length - 5) === '0\r\n\r\n' : contentLength !== null && bodyBytes >= contentLength)
+          complete();
       });
       socket.on('end', () => {
         if (status === null) return done({ ok: false, reason: 'connection closed before a response' });
-        if (status !== 200) return done({ ok: false, reason: `status ${status}` });
-        let tail = Buffer.concat(beforeLast ? [beforeLast, last] : [last])
-          .toString('latin1')
-          .slice(-80);
-        if (chunked) {
-          if (!tail.endsWith('\r\n0\r\n\r\n')) return done({ ok: false, reason: 'chunked body cut short' });
-          tail = tail.slice(0, -7);
-        }
-        if (!tail.trimEnd().endsWith('data: [DONE]')) return done({ ok: false, reason: 'stream without [DONE]' });
-        done({ ok: true });
+        if (chunked || contentLength !== null) return done({ ok: false, reason: 'connection closed before the end of the body' });
+        complete();
       });
       socket.on('error', (error) => done({ ok: false, reason: `socket error: ${error.code ?? error.message}` }));
       socket.on('close', () => done({ ok: false, reason: 'connection closed' }));
