@@ -7,15 +7,18 @@
  * 2. our suite from dist/ (as the end-to-end tests start it) with a catalog of one model routed to
  *    the mock, and an enterprise account made with the admin CLI;
  * 3. Portkey from node_modules, pointed at the same mock through its headers;
- * 4. for each concurrency, each target: warm-up, then a measured closed-loop autocannon run; then
- *    sequential streaming requests per target for time to first byte;
- * 5. tables on the console, every figure in bench/results/<timestamp>.json;
- * 6. everything started is stopped again, also on failure and Ctrl-C.
+ * 4. for each concurrency, each target: warm-up, then a measured closed-loop autocannon run; for our
+ *    gateway the row closes only when metering has caught up (the ledger holds every request
+ *    served; its CPU until then counts) and the ledger check passed (one entry per 2xx answer);
+ * 5. the same with a ~16 KB prompt that differs per request;
+ * 6. sequential streaming requests per target for time to first byte;
+ * 7. N concurrent paced streams per target (64, 256, 1024, 2048), escalating until a level stalls
+ *    or fails: stall-free N and the RSS per 1000 open streams;
+ * 8. tables with the ratios against Portkey and the issue's goals, every figure in
+ *    bench/results/<timestamp>.json; the exit status is 1 when a ledger check failed;
+ * 9. everything started is stopped again, also on failure and Ctrl-C.
  *
- * Knobs (environment, each bounded): BENCH_CONNECTIONS (1,16,64), BENCH_DURATION (8 s),
- * BENCH_WARMUP (2 s), BENCH_TTFB_REQUESTS (200), BENCH_PORTKEY_SHIM (1; 0 runs Portkey without the
- * header workaround in lib/portkey-fetch-shim.js), BENCH_CPU_PROF (unset; a directory: each of our services
- * writes a V8 .cpuprofile there when stopped).
+ * Knobs: see config() below and bench/README.md.
  */
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
@@ -24,11 +27,14 @@ const path = require('node:path');
 
 const { root } = require('../tools/scripts/lib/suite');
 const cpu = require('./lib/cpu');
+const { openLedger } = require('./lib/ledger');
 const { closedLoop, ttfb, probe, stopCurrent } = require('./lib/load');
 const { startMockUpstream, CONTENT } = require('./lib/mock-upstream');
-const { startOurGateway } = require('./lib/our-suite');
+const { startOurGateway, DATABASE, REDIS_DB } = require('./lib/our-suite');
 const { startPortkey, portkeyHeaders } = require('./lib/portkey');
-const { loadTable, ttfbTable } = require('./lib/report');
+const { bigPromptBodies } = require('./lib/prompts');
+const { loadTable, ttfbTable, streamsTable, goalLines, addRatios } = require('./lib/report');
+const { holdStreams, openFilesLimit } = require('./lib/streams');
 
 const LOG_DIR = path.join(root, 'tmp', 'bench-logs');
 const RESULTS_DIR = path.join(__dirname, 'results');
@@ -41,20 +47,39 @@ function boundedInt(name, fallback, min, max) {
   return value;
 }
 
-function config() {
-  const connections = (process.env.BENCH_CONNECTIONS || '1,16,64').split(',').map((part) => {
+/** A comma-separated list of integers from min to max; empty or `0` is an empty list. */
+function boundedList(name, fallback, min, max) {
+  const raw = process.env[name] ?? fallback;
+  if (raw.trim() === '' || raw.trim() === '0') return [];
+  return raw.split(',').map((part) => {
     const value = Number(part.trim());
-    if (!Number.isInteger(value) || value < 1 || value > 1024) throw new Error('BENCH_CONNECTIONS must list integers from 1 to 1024');
+    if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must list integers from ${min} to ${max} (or be 0 to skip)`);
     return value;
   });
+}
+
+function config() {
+  const streamSeconds = boundedInt('BENCH_STREAM_SECONDS', 10, 1, 120);
+  const streamChunks = boundedInt('BENCH_STREAM_CHUNKS', 200, 2, 4000);
   return {
-    connections,
+    connections: boundedList('BENCH_CONNECTIONS', '1,16,64', 1, 1024),
     durationSeconds: boundedInt('BENCH_DURATION', 8, 1, 120),
     warmupSeconds: boundedInt('BENCH_WARMUP', 2, 0, 60),
-    ttfbRequests: boundedInt('BENCH_TTFB_REQUESTS', 200, 1, 5000),
+    catchUpSeconds: boundedInt('BENCH_CATCHUP_SECONDS', 60, 5, 600),
+    bigConnections: boundedList('BENCH_BIG_CONNECTIONS', '64', 1, 1024),
+    bigPromptBytes: boundedInt('BENCH_BIG_PROMPT_BYTES', 16384, 1024, 262144),
+    ttfbRequests: boundedInt('BENCH_TTFB_REQUESTS', 200, 0, 5000),
     ttfbWarmup: 10,
+    streams: boundedList('BENCH_STREAMS', '64,256,1024,2048', 1, 8192).sort((a, b) => a - b),
+    streamSeconds,
+    streamChunks,
+    streamIntervalMs: (streamSeconds * 1000) / streamChunks,
+    streamRampMs: boundedInt('BENCH_STREAM_RAMP_MS', 1500, 0, 60_000),
+    stallMs: boundedInt('BENCH_STALL_MS', 1000, 50, 60_000),
     portkeyShim: process.env.BENCH_PORTKEY_SHIM !== '0',
     settleMaxMs: 10_000,
+    database: DATABASE,
+    redisDb: REDIS_DB,
   };
 }
 
@@ -90,6 +115,9 @@ const MESSAGES = [
   { role: 'user', content: 'Say hello.' },
 ];
 const chatBody = (model, stream) => JSON.stringify({ model, messages: MESSAGES, max_tokens: 16, ...(stream ? { stream: true } : {}) });
+/** A paced stream's request: room for every chunk the mock sends (one token each) within max_tokens. */
+const pacedBody = (model, chunks) =>
+  JSON.stringify({ model, messages: [{ role: 'user', content: 'Write a long answer, slowly.' }], max_tokens: chunks + 16, stream: true });
 
 /** The text of a Chat Completions SSE body: every `choices[].delta.content`, concatenated. */
 function streamedContent(text) {
@@ -152,9 +180,23 @@ async function main() {
   };
 
   const startedAt = new Date();
+  let ledgerFailed = false;
   try {
+    const maxStreams = Math.max(0, ...settings.streams);
+    const filesLimit = openFilesLimit();
+    // The bench process holds the client side of every stream and the mock's side of every upstream
+    // call; the gateways (started from here, so with the same limit) a socket per stream each way.
+    if (maxStreams && filesLimit !== null && filesLimit < 2 * maxStreams + 1024) {
+      const note =
+        `the open-files limit is ${filesLimit}, below the ${2 * maxStreams + 1024} that ${maxStreams} streams need ` +
+        '(client and mock sockets in this process, twice that in the gateways): raise it (ulimit -n 65536) or lower BENCH_STREAMS; ' +
+        'levels that run out of descriptors fail with EMFILE';
+      notes.push(note);
+      log(note);
+    }
+
     const upstreamKey = `sk-bench-${randomBytes(12).toString('hex')}`;
-    const mock = await startMockUpstream();
+    const mock = await startMockUpstream({ paced: { chunks: settings.streamChunks, intervalMs: settings.streamIntervalMs } });
     cleanup.add('mock upstream', () => mock.stop());
     log(`mock upstream on ${mock.url}`);
     checkInterrupted();
@@ -163,20 +205,44 @@ async function main() {
     log(`our gateway on ${ours.url} (account ${ours.accountId}, enterprise plan)`);
     checkInterrupted();
 
+    const ledger = await openLedger({ databaseUrl: ours.databaseUrl, natsUrl: ours.natsUrl });
+    cleanup.add('ledger connections', () => ledger.close());
+    if (!ledger.jetstream) notes.push('the JetStream consumer could not be read: metering catch-up is judged by the ledger row count alone');
+
     const portkey = await startPortkey({ logDir: LOG_DIR, cleanup, shim: settings.portkeyShim, onUnexpectedExit });
     log(`Portkey ${portkey.version} on ${portkey.url}${portkey.shim ? ' (with the fetch-headers shim, see bench/README.md)' : ''}`);
     checkInterrupted();
 
+    const portkeyTargetHeaders = portkeyHeaders(mock.url, upstreamKey);
     const targets = [
-      { name: 'mock direct', url: `${mock.url}/v1/chat/completions`, headers: { authorization: `Bearer ${upstreamKey}` }, model: 'mock', cpuGroups: [] },
+      {
+        name: 'mock direct',
+        url: `${mock.url}/v1/chat/completions`,
+        headers: { authorization: `Bearer ${upstreamKey}` },
+        model: 'mock',
+        pacedModel: 'mock-paced',
+        cpuGroups: [],
+        rssPids: {},
+      },
       {
         name: 'our gateway',
         url: `${ours.url}/v1/chat/completions`,
         headers: { authorization: `Bearer ${ours.key}` },
         model: 'bench-model',
+        pacedModel: 'bench-model-paced',
         cpuGroups: [...Object.keys(ours.pids), 'postgres', 'redis-server'],
+        metered: true,
+        rssPids: { 'edge-gateway': ours.pids['edge-gateway'], 'inference-router': ours.pids['inference-router'] },
       },
-      { name: 'portkey', url: `${portkey.url}/v1/chat/completions`, headers: portkeyHeaders(mock.url, upstreamKey), model: 'mock', cpuGroups: ['portkey'] },
+      {
+        name: 'portkey',
+        url: `${portkey.url}/v1/chat/completions`,
+        headers: portkeyTargetHeaders,
+        model: 'mock',
+        pacedModel: 'mock-paced',
+        cpuGroups: ['portkey'],
+        rssPids: { portkey: portkey.pid },
+      },
     ];
     for (const target of targets) {
       try {
@@ -193,9 +259,19 @@ async function main() {
     }
     const measured = targets.filter((target) => target.verified);
 
+    // PostgreSQL processes that work for the bench's database (not other checkouts' tests on the same
+    // server), as seen by this machine; all of them when that cannot be told.
+    let postgresPids = cpu.pidsNamed('postgres');
+    const refreshPostgresPids = async () => {
+      const local = new Set(cpu.pidsNamed('postgres'));
+      const working = await ledger.serverPids();
+      const mine = working ? working.filter((pid) => local.has(pid)) : [];
+      postgresPids = mine.length ? mine : [...local].filter((pid) => pid !== ledger.backendPid);
+    };
+    await refreshPostgresPids();
     const serverPids = () => ({
       ...Object.fromEntries(Object.entries(ours.pids).map(([id, pid]) => [id, [pid]])),
-      postgres: cpu.pidsNamed('postgres'),
+      postgres: postgresPids,
       'redis-server': cpu.pidsNamed('redis-server'),
       portkey: [portkey.pid],
     });
@@ -227,84 +303,169 @@ async function main() {
     const settleNote = (what, settled) =>
       `before ${what} the machine did not go quiet within ${settings.settleMaxMs} ms ` +
       `(servers under test ${settled.servers.toFixed(2)} cores, whole machine ${settled.machineBusy.toFixed(2)} cores busy); measured anyway`;
+    const catchUpMs = settings.catchUpSeconds * 1000;
+    const recordLedger = (row) => {
+      if (!row.ledger) return;
+      if (!row.ledger.pass) ledgerFailed = true;
+      log(`  ledger ${row.ledger.pass ? 'PASS' : `FAIL: ${row.ledger.problems.join('; ')}`}`);
+    };
+
+    /**
+     * One non-streaming row: warm-up, measured closed loop, and for our gateway metering's catch-up
+     * (its CPU counted) and the ledger check.
+     */
+    const measureLoad = async ({ scenario, target, connections, body, label }) => {
+      const settled = await settle();
+      if (settled.timedOut) notes.push(settleNote(`${target.name} ${scenario} c=${connections}`, settled));
+      log(`${label} ${target.name}, ${scenario}, ${connections} connection(s): ${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s measured`);
+      const metered = Boolean(target.metered);
+      let warmup = null;
+      let warmupCatchUp = null;
+      const rowsAtStart = metered ? await ledger.rowCount() : null;
+      if (settings.warmupSeconds > 0) {
+        warmup = await closedLoop({ url: target.url, headers: target.headers, body, connections, durationSeconds: settings.warmupSeconds });
+        checkInterrupted();
+      }
+      if (metered) {
+        // The warm-up's requests are metered too: let them land before the measured window opens.
+        warmupCatchUp = await ledger.waitCaughtUp({
+          atLeast: rowsAtStart + (warmup?.['2xx'] ?? 0),
+          maxMs: catchUpMs,
+          snapshot: () => null,
+          shouldStop: () => interrupted,
+        });
+        if (!warmupCatchUp.caughtUp)
+          notes.push(`${target.name} ${scenario} c=${connections}: metering did not catch up with the warm-up within ${settings.catchUpSeconds} s`);
+        await refreshPostgresPids();
+      }
+      const rowsBefore = metered ? await ledger.rowCount() : null;
+      const groups = serverPids();
+      await mock.eventLoopUtilization();
+      const before = cpu.snapshot(groups);
+      const result = await closedLoop({ url: target.url, headers: target.headers, body, connections, durationSeconds: settings.durationSeconds });
+      const atLoadEnd = cpu.snapshot(groups);
+      const mockBusy = await mock.eventLoopUtilization();
+      checkInterrupted();
+      const ok = result['2xx'];
+      let catchUp = null;
+      let ledgerCheck = null;
+      let end = atLoadEnd;
+      if (metered) {
+        const caught = await ledger.waitCaughtUp({
+          atLeast: rowsBefore + ok,
+          maxMs: catchUpMs,
+          snapshot: () => cpu.snapshot(groups),
+          shouldStop: () => interrupted,
+        });
+        end = caught.snapshot;
+        catchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
+        ledgerCheck = await ledger.check({
+          ids: result.requestIds,
+          ok,
+          rowsBefore,
+          rowsAfter: caught.count,
+          // cut at the end of the run (at most one per connection), or answered other than 2xx
+          allowedExtra: connections + result.non2xx + result.errors + result.timeouts,
+          caughtUp: caught.caughtUp,
+        });
+      }
+      const usage = cpu.diff(before, end);
+      const duringRun = cpu.diff(before, atLoadEnd);
+      const serverCpu = sumGroups(usage.groups, target.cpuGroups);
+      const serverCpuDuringRun = sumGroups(duringRun.groups, target.cpuGroups);
+      const ownCpu = sumGroups(usage.groups, Object.keys(groups));
+      const row = {
+        scenario,
+        target: target.name,
+        connections,
+        durationSeconds: result.duration,
+        okResponses: ok,
+        okPerSecond: ok / result.duration,
+        autocannonRequestsPerSecondAverage: result.requests.average,
+        latencyMs: result.exact,
+        autocannonLatencyMs: {
+          p50: result.latency.p50,
+          p90: result.latency.p90,
+          p99: result.latency.p99,
+          max: result.latency.max,
+          mean: result.latency.average,
+        },
+        errors: result.errors + result.timeouts,
+        socketErrors: result.errors,
+        timeouts: result.timeouts,
+        non2xx: result.non2xx,
+        statusCodeStats: result.statusCodeStats,
+        warmup: warmup && {
+          okResponses: warmup['2xx'],
+          errors: warmup.errors + warmup.timeouts,
+          non2xx: warmup.non2xx,
+          statusCodeStats: warmup.statusCodeStats,
+          meteringCaughtUpAfterMs: warmupCatchUp?.caughtUpAfterMs ?? null,
+        },
+        // CPU from the start of the measured window until metering caught up (our gateway), or until the run ended (the others)
+        serverCpuMsPerRequest: target.cpuGroups.length && serverCpu !== null && ok > 0 ? (serverCpu * 1000) / ok : null,
+        serverCpuMsPerRequestDuringRun: target.cpuGroups.length && serverCpuDuringRun !== null && ok > 0 ? (serverCpuDuringRun * 1000) / ok : null,
+        cpuWindowSeconds: usage.seconds,
+        meteringCatchUp: catchUp,
+        ledger: ledgerCheck,
+        cpuSeconds: {
+          ...usage.groups,
+          'bench process (load generator + mock thread)': usage.self,
+          'rest of the machine': usage.machine && usage.self !== null ? usage.machine.busySeconds - (ownCpu ?? 0) - usage.self : null,
+          machineCapacity: usage.machine?.totalSeconds ?? null,
+        },
+        mockThreadBusy: mockBusy,
+        settle: settled,
+      };
+      if (catchUp)
+        log(
+          `  metering ${catchUp.caughtUp ? `caught up ${(catchUp.afterLoadMs / 1000).toFixed(1)} s after the run` : `had not caught up after ${settings.catchUpSeconds} s`}`,
+        );
+      recordLedger(row);
+      return row;
+    };
 
     const loadRows = [];
-    const totalRuns = settings.connections.length * measured.length;
+    const bigRows = [];
+    const totalRuns = (settings.connections.length + settings.bigConnections.length) * measured.length;
     let runNumber = 0;
+    const smallBody = (target) => chatBody(target.model, false);
     for (const connections of settings.connections) {
       for (const target of measured) {
         checkInterrupted();
         runNumber++;
-        const settled = await settle();
-        if (settled.timedOut) notes.push(settleNote(`${target.name} c=${connections}`, settled));
-        const body = chatBody(target.model, false);
-        log(
-          `[${runNumber}/${totalRuns}] ${target.name}, ${connections} connection(s): ${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s measured`,
-        );
-        let warmup = null;
-        if (settings.warmupSeconds > 0) {
-          warmup = await closedLoop({ url: target.url, headers: target.headers, body, connections, durationSeconds: settings.warmupSeconds });
-          checkInterrupted();
-        }
-        const groups = serverPids();
-        await mock.eventLoopUtilization();
-        const before = cpu.snapshot(groups);
-        const result = await closedLoop({ url: target.url, headers: target.headers, body, connections, durationSeconds: settings.durationSeconds });
-        const usage = cpu.diff(before, cpu.snapshot(groups));
-        const mockBusy = await mock.eventLoopUtilization();
-        checkInterrupted();
-        const ok = result['2xx'];
-        const serverCpu = sumGroups(usage.groups, target.cpuGroups);
-        const ownCpu = sumGroups(usage.groups, Object.keys(groups));
-        loadRows.push({
-          target: target.name,
-          connections,
-          durationSeconds: result.duration,
-          okResponses: ok,
-          okPerSecond: ok / result.duration,
-          autocannonRequestsPerSecondAverage: result.requests.average,
-          latencyMs: result.exact,
-          autocannonLatencyMs: {
-            p50: result.latency.p50,
-            p90: result.latency.p90,
-            p99: result.latency.p99,
-            max: result.latency.max,
-            mean: result.latency.average,
-          },
-          errors: result.errors + result.timeouts,
-          socketErrors: result.errors,
-          timeouts: result.timeouts,
-          non2xx: result.non2xx,
-          statusCodeStats: result.statusCodeStats,
-          warmup: warmup && {
-            okResponses: warmup['2xx'],
-            errors: warmup.errors + warmup.timeouts,
-            non2xx: warmup.non2xx,
-            statusCodeStats: warmup.statusCodeStats,
-          },
-          serverCpuMsPerRequest: target.cpuGroups.length && serverCpu !== null && ok > 0 ? (serverCpu * 1000) / ok : null,
-          cpuSeconds: {
-            ...usage.groups,
-            'bench process (load generator + mock thread)': usage.self,
-            'rest of the machine': usage.machine && usage.self !== null ? usage.machine.busySeconds - (ownCpu ?? 0) - usage.self : null,
-            machineCapacity: usage.machine?.totalSeconds ?? null,
-          },
-          mockThreadBusy: mockBusy,
-          settle: settled,
-        });
+        loadRows.push(await measureLoad({ scenario: 'small prompt', target, connections, body: smallBody(target), label: `[${runNumber}/${totalRuns}]` }));
       }
     }
-    for (const row of loadRows) {
-      const base = loadRows.find((other) => other.target === 'mock direct' && other.connections === row.connections);
-      row.addedP50Ms = row.target === 'mock direct' || !base || row.latencyMs.p50 === null ? null : row.latencyMs.p50 - base.latencyMs.p50;
+    const bigSamples = {};
+    for (const connections of settings.bigConnections) {
+      for (const target of measured) {
+        checkInterrupted();
+        runNumber++;
+        const bodies = bigPromptBodies({ model: target.model, bytes: settings.bigPromptBytes });
+        bigSamples[target.name] = bodies.sample.length;
+        bigRows.push(
+          await measureLoad({
+            scenario: `${Math.round(settings.bigPromptBytes / 1024)} KB prompt`,
+            target,
+            connections,
+            body: bodies.next,
+            label: `[${runNumber}/${totalRuns}]`,
+          }),
+        );
+      }
     }
+    for (const rows of [loadRows, bigRows]) addRatios(rows);
 
     const ttfbRows = [];
-    for (const target of measured) {
+    for (const target of settings.ttfbRequests > 0 ? measured : []) {
       checkInterrupted();
       const settled = await settle();
       if (settled.timedOut) notes.push(settleNote(`TTFB ${target.name}`, settled));
       log(`TTFB: ${target.name}, ${settings.ttfbRequests} sequential streaming requests (after ${settings.ttfbWarmup} unmeasured)`);
+      const rowsBefore = target.metered
+        ? (await ledger.waitCaughtUp({ atLeast: 0, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted })).count
+        : null;
       const result = await ttfb({
         url: target.url,
         headers: target.headers,
@@ -313,7 +474,23 @@ async function main() {
         warmup: settings.ttfbWarmup,
         shouldStop: () => interrupted,
       });
-      ttfbRows.push({ target: target.name, ...result, settle: settled });
+      const { okRequestIds, ...figures } = result;
+      const row = { target: target.name, ...figures, settle: settled };
+      if (target.metered) {
+        const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + result.ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted });
+        row.meteringCatchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
+        row.ledger = await ledger.check({
+          ids: okRequestIds,
+          ok: result.ok,
+          rowsBefore,
+          rowsAfter: caught.count,
+          // the unmeasured requests before them, and the failed ones
+          allowedExtra: result.warmupAttempted + (result.attempted - result.ok),
+          caughtUp: caught.caughtUp,
+        });
+        recordLedger(row);
+      }
+      ttfbRows.push(row);
     }
     checkInterrupted();
     for (const row of ttfbRows) {
@@ -321,19 +498,93 @@ async function main() {
       row.addedP50Ms = row.target === 'mock direct' || !base || row.firstByteMs.p50 === null ? null : row.firstByteMs.p50 - base.firstByteMs.p50;
     }
 
+    // Streams: N concurrent paced streams per target, escalating until a level stalls or fails.
+    const streamRows = [];
+    const streamTimeoutMs = settings.streamSeconds * 2000 + 30_000;
+    for (const target of settings.streams.length ? measured : []) {
+      for (const n of settings.streams) {
+        checkInterrupted();
+        const settled = await settle();
+        if (settled.timedOut) notes.push(settleNote(`streams ${target.name} N=${n}`, settled));
+        log(
+          `streams: ${target.name}, ${n} concurrent streams of ${settings.streamChunks} chunks over ${settings.streamSeconds} s, opened over ${settings.streamRampMs} ms`,
+        );
+        // Whatever ran before (the TTFB requests, a previous level) must be in the ledger before the count is taken.
+        const rowsBefore = target.metered
+          ? (await ledger.waitCaughtUp({ atLeast: 0, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted })).count
+          : null;
+        await mock.resetPacedLateness();
+        await mock.eventLoopUtilization();
+        const result = await holdStreams({
+          url: target.url,
+          headers: target.headers,
+          body: pacedBody(target.pacedModel, settings.streamChunks),
+          streams: n,
+          rampMs: settings.streamRampMs,
+          stallMs: settings.stallMs,
+          timeoutMs: streamTimeoutMs,
+          rssPids: target.rssPids,
+          shouldStop: () => interrupted,
+        });
+        const mockBusy = await mock.eventLoopUtilization();
+        const mockStats = await mock.stats();
+        checkInterrupted();
+        const { okRequestIds, ...figures } = result;
+        const row = { target: target.name, ...figures, mockThreadBusy: mockBusy, mockMaxChunkLateMs: mockStats.pacedMaxLateMs, settle: settled };
+        row.passed = result.failed === 0 && result.stalled === 0 && result.attempted === n;
+        if (target.metered) {
+          const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + result.ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted });
+          row.meteringCatchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
+          row.ledger = await ledger.check({
+            ids: okRequestIds,
+            ok: result.ok,
+            rowsBefore,
+            rowsAfter: caught.count,
+            allowedExtra: result.failed,
+            caughtUp: caught.caughtUp,
+          });
+          recordLedger(row);
+        }
+        log(
+          `  ${row.ok}/${n} ok, ${row.failed} failed, ${row.stalled} stalled; largest gap p99 ${row.maxGapMs.p99?.toFixed(0) ?? '-'} ms; ` +
+            `load generator event-loop delay max ${row.clientEventLoopDelayMs.max.toFixed(0)} ms`,
+        );
+        if (row.clientEventLoopDelayMs.max > settings.stallMs / 2)
+          notes.push(
+            `streams ${target.name} N=${n}: the load generator's own event loop was delayed up to ${row.clientEventLoopDelayMs.max.toFixed(0)} ms, ` +
+              'so part of the gaps it measured may be its own',
+          );
+        streamRows.push(row);
+        if (!row.passed) break; // stop escalating this target
+      }
+    }
+    const stallFree = Object.fromEntries(
+      measured.map((target) => {
+        const rows = streamRows.filter((row) => row.target === target.name);
+        const passed = rows.filter((row) => row.passed).map((row) => row.streams);
+        return [
+          target.name,
+          { stallFreeN: passed.length ? Math.max(...passed) : 0, heldEveryLevel: rows.length === settings.streams.length && rows.every((row) => row.passed) },
+        ];
+      }),
+    );
+
     const mockStats = await mock.stats();
     if (mockStats.rejected || mockStats.withoutAuth)
       notes.push(`the mock refused ${mockStats.rejected} request(s); ${mockStats.withoutAuth} came without a bearer key`);
     const logs = summarizeLogs(LOG_DIR);
-    const foreign = loadRows.filter((row) => row.cpuSeconds['rest of the machine'] > 0.2 * row.durationSeconds);
+    const foreign = [...loadRows, ...bigRows].filter((row) => row.cpuSeconds['rest of the machine'] > 0.2 * row.cpuWindowSeconds);
     if (foreign.length) {
       notes.push(
         `other processes on the machine were busy during ${foreign.length} run(s) (over 0.2 cores on average): ` +
           foreign
-            .map((row) => `${row.target} c=${row.connections}: ${(row.cpuSeconds['rest of the machine'] / row.durationSeconds).toFixed(2)} cores`)
+            .map(
+              (row) => `${row.target} ${row.scenario} c=${row.connections}: ${(row.cpuSeconds['rest of the machine'] / row.cpuWindowSeconds).toFixed(2)} cores`,
+            )
             .join('; '),
       );
     }
+    const goals = goalLines({ loadRows, bigRows, stallFree, settings });
 
     const machine = {
       cpus: os.cpus().length,
@@ -341,17 +592,55 @@ async function main() {
       memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
       platform: `${os.platform()} ${os.release()}`,
       node: process.version,
+      openFilesLimit: filesLimit,
       loadAverageAtEnd: os.loadavg(),
     };
     console.log('');
-    console.log(`Non-streaming chat completions, closed loop: ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured per row`);
-    console.log(`(${machine.cpus} CPUs, ${machine.cpuModel}; load generator, mock and servers share them; latencies are of 2xx answers)`);
+    console.log(`${machine.cpus} CPUs, ${machine.cpuModel}: the load generator, the mock and every server share them.`);
+    if (loadRows.length || bigRows.length) {
+      console.log('');
+      console.log(`Non-streaming chat completions, closed loop: ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured per row`);
+      console.log("(latencies are of 2xx answers; our CPU counts until metering caught up; ratios are ours / Portkey's, Portkey's value in brackets)");
+    }
+    if (loadRows.length) {
+      console.log('');
+      console.log(loadTable(loadRows));
+    }
+    if (bigRows.length) {
+      console.log('');
+      console.log(
+        `The same with a ${Math.round(settings.bigPromptBytes / 1024)} KB prompt that differs per request (request bodies of about ${Math.max(...Object.values(bigSamples))} bytes)`,
+      );
+      console.log('');
+      console.log(loadTable(bigRows));
+    }
+    if (ttfbRows.length) {
+      console.log('');
+      console.log(`Streaming time to first byte: ${settings.ttfbRequests} sequential requests per target, one keep-alive connection`);
+      console.log('');
+      console.log(ttfbTable(ttfbRows));
+    }
+    if (streamRows.length) {
+      console.log('');
+      console.log(
+        `Concurrent streams: ${settings.streamChunks} chunks ${settings.streamIntervalMs.toFixed(0)} ms apart (${settings.streamSeconds} s) each, ` +
+          `opened over ${settings.streamRampMs} ms; a stream stalls when two chunks arrive over ${settings.stallMs} ms apart; a target stops at its first level with a stall or failure`,
+      );
+      console.log('');
+      console.log(streamsTable(streamRows));
+      console.log('');
+      for (const [name, value] of Object.entries(stallFree))
+        console.log(`  ${name}: largest N without stalls or failures ${value.stallFreeN}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
+    }
     console.log('');
-    console.log(loadTable(loadRows));
+    console.log('Goals (issue #13), each against Portkey in this run:');
+    for (const goal of goals) console.log(`  ${goal.status.padEnd(9)} ${goal.goal}: ${goal.detail}`);
+    const ledgerRows = [...loadRows, ...bigRows, ...ttfbRows, ...streamRows].filter((row) => row.ledger);
     console.log('');
-    console.log(`Streaming time to first byte: ${settings.ttfbRequests} sequential requests per target, one keep-alive connection`);
-    console.log('');
-    console.log(ttfbTable(ttfbRows));
+    console.log(
+      `Ledger check (one ledger entry per 2xx answer, metering caught up): ${ledgerRows.filter((row) => row.ledger.pass).length}/${ledgerRows.length} row(s) PASS` +
+        (ledgerFailed ? ' — FAIL, see the rows above' : ''),
+    );
     console.log('');
     if (logs.some((file) => file.lines > 0)) {
       console.log(`Service logs (${path.relative(root, LOG_DIR)}/, LOG_LEVEL=warn):`);
@@ -376,13 +665,29 @@ async function main() {
       settings,
       targets: {
         mock: { url: mock.url, stats: mockStats },
-        ourGateway: { url: ours.url, model: 'bench-model', privateNats: ours.privateNats, logLevel: 'warn', processes: Object.keys(ours.pids) },
+        ourGateway: {
+          url: ours.url,
+          model: 'bench-model',
+          pacedModel: 'bench-model-paced',
+          database: settings.database,
+          redisDb: settings.redisDb,
+          privateNats: ours.privateNats,
+          logLevel: 'warn',
+          processes: Object.keys(ours.pids),
+        },
         portkey: { url: portkey.url, version: portkey.version, fetchHeadersShim: portkey.shim },
         verified: Object.fromEntries(targets.map((target) => [target.name, target.verified])),
       },
       requestBody: JSON.parse(chatBody('<model>', false)),
+      bigPromptRequestBytes: bigSamples,
+      streamRequestBody: JSON.parse(pacedBody('<model>', settings.streamChunks)),
       load: loadRows,
+      bigPrompt: bigRows,
       ttfb: ttfbRows,
+      streams: streamRows,
+      stallFree,
+      goals,
+      ledgerCheck: { pass: !ledgerFailed, rows: ledgerRows.length, failed: ledgerRows.filter((row) => !row.ledger.pass).length },
       logs,
       notes,
     };
@@ -397,6 +702,10 @@ async function main() {
   if (interrupted) return;
   log('stopping everything the bench started...');
   await cleanup.run();
+  if (ledgerFailed) {
+    console.error('bench: the ledger check failed at one or more rows (exit status 1)');
+    process.exit(1);
+  }
   process.exit(0);
 }
 

@@ -4,7 +4,7 @@
  * - `closedLoop`: autocannon, N connections each sending the next request as soon as the previous
  *   answer arrived (a closed loop), for a fixed duration;
  * - `ttfb`: sequential streaming requests with node's http client, timing request start → first
- *   body chunk, and → end of the stream.
+ *   body chunk, and → end of the stream (and collecting each ok stream's `x-request-id`).
  */
 const http = require('node:http');
 const autocannon = require('autocannon');
@@ -41,21 +41,47 @@ function stopCurrent() {
   if (current) current.stop();
 }
 
+/** The value of a header in autocannon's `onResponse` headers (names as the server sent them). */
+function headerValue(headers, name) {
+  for (const key of Object.keys(headers ?? {})) if (key.toLowerCase() === name) return headers[key];
+  return undefined;
+}
+
 /**
  * One autocannon run. Latencies of 2xx answers are also collected at full (sub-millisecond)
  * resolution from its `response` events, since its own histogram has 1 ms buckets.
- * @returns the autocannon result plus `exact` latency percentiles (ms) and `statusCodes`
+ *
+ * `body` is a string sent with every request, or a function returning the next request's body (a
+ * fresh one per request: the 16 KB prompt scenario). Every 2xx answer's `x-request-id` header is
+ * collected (autocannon's `onResponse` hook), so the ledger can be checked request by request.
+ * @returns the autocannon result plus `exact` latency percentiles (ms), `requestIds` (the
+ *   `x-request-id` of every 2xx answer, in order) and `okWithoutRequestId` (2xx answers without one)
  */
 function closedLoop({ url, headers, body, connections, durationSeconds, timeoutSeconds = 10 }) {
   assertLoopback(url);
   return new Promise((resolve, reject) => {
     const latencies = [];
+    const requestIds = [];
+    let okWithoutRequestId = 0;
+    const request = {
+      method: 'POST',
+      path: new URL(url).pathname,
+      onResponse: (status, _body, _context, responseHeaders) => {
+        if (status < 200 || status >= 300) return;
+        const id = headerValue(responseHeaders, 'x-request-id');
+        if (typeof id === 'string' && id) requestIds.push(id);
+        else okWithoutRequestId++;
+      },
+    };
+    if (typeof body === 'function') request.setupRequest = (req) => ({ ...req, body: body() });
+    else request.body = body;
     const instance = autocannon(
       {
         url,
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
-        body,
+        ...(typeof body === 'function' ? {} : { body }),
+        requests: [request],
         connections,
         pipelining: 1,
         duration: durationSeconds,
@@ -65,7 +91,7 @@ function closedLoop({ url, headers, body, connections, durationSeconds, timeoutS
         clearTimeout(guard);
         current = null;
         if (error) reject(error);
-        else resolve({ ...result, exact: summarize(latencies) });
+        else resolve({ ...result, exact: summarize(latencies), requestIds, okWithoutRequestId });
       },
     );
     current = instance;
@@ -122,7 +148,7 @@ async function ttfb({ url, headers, body, count, warmup = 10, timeoutMs = 10_000
             const end = process.hrtime.bigint();
             if (response.statusCode !== 200) return done({ ok: false, reason: `status ${response.statusCode}` });
             if (!tail.trimEnd().endsWith('data: [DONE]')) return done({ ok: false, reason: 'stream without [DONE]' });
-            done({ ok: true, firstMs: Number(first - start) / 1e6, totalMs: Number(end - start) / 1e6 });
+            done({ ok: true, firstMs: Number(first - start) / 1e6, totalMs: Number(end - start) / 1e6, requestId: response.headers['x-request-id'] ?? null });
           });
           response.on('error', (error) => done({ ok: false, reason: `response error: ${error.code ?? error.message}` }));
         },
@@ -137,14 +163,20 @@ async function ttfb({ url, headers, body, count, warmup = 10, timeoutMs = 10_000
 
   const deadline = Date.now() + deadlineMs;
   let attempted = 0;
+  let warmupAttempted = 0;
+  const okRequestIds = [];
   try {
-    for (let i = 0; i < warmup && Date.now() < deadline && !shouldStop(); i++) await one();
+    for (let i = 0; i < warmup && Date.now() < deadline && !shouldStop(); i++) {
+      warmupAttempted++;
+      await one();
+    }
     for (let i = 0; i < count && Date.now() < deadline && !shouldStop(); i++) {
       attempted++;
       const outcome = await one();
       if (outcome.ok) {
         firstByte.push(outcome.firstMs);
         total.push(outcome.totalMs);
+        if (outcome.requestId) okRequestIds.push(outcome.requestId);
       } else {
         fail(outcome.reason);
       }
@@ -152,7 +184,16 @@ async function ttfb({ url, headers, body, count, warmup = 10, timeoutMs = 10_000
   } finally {
     agent.destroy();
   }
-  return { requested: count, attempted, ok: firstByte.length, failures, firstByteMs: summarize(firstByte), totalMs: summarize(total) };
+  return {
+    requested: count,
+    attempted,
+    warmupAttempted,
+    ok: firstByte.length,
+    failures,
+    firstByteMs: summarize(firstByte),
+    totalMs: summarize(total),
+    okRequestIds,
+  };
 }
 
 /** One request, for checking a target before measuring it. */

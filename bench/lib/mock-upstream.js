@@ -5,12 +5,22 @@
  * content deltas, finish, usage, `[DONE]`) written at once. Keep-alive is on and kept long, so the
  * clients under test can pool their connections as they would against a real provider.
  *
+ * Paced streaming (the streams scenario): a streaming request whose `model` starts with `mock-paced`
+ * is answered like a real provider generating at a steady pace: the role event, then `chunks`
+ * content deltas (one word each) `intervalMs` apart, finish, usage (`completion_tokens` = chunks)
+ * and `[DONE]`. The pace comes from `workerData.paced` ({ chunks, intervalMs }); each chunk is due at
+ * start + i × intervalMs (one shared 5 ms timer writes whatever came due), so a late tick does not
+ * push the rest of the stream back. `stats()`
+ * counts paced streams and the worst lateness of a chunk against its due time (the mock's own
+ * share of any gap a client sees).
+ *
  * It runs in a worker thread of the bench process (startMockUpstream), so the load generator on the
  * main thread does not share an event loop with it. Run directly (`node bench/lib/mock-upstream.js
  * [port]`) it serves in the foreground on 127.0.0.1, for poking at by hand.
  */
 const http = require('node:http');
 const path = require('node:path');
+const { performance } = require('node:perf_hooks');
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
 
 const CONTENT = ['Hello', ' from the', ' bench mock.'];
@@ -40,6 +50,13 @@ function streamBody(model) {
   ];
 }
 
+const PACED_WORD = ' word';
+
+function pacedChunk(model, delta, finishReason = null, extra = {}) {
+  const choices = delta === null ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }];
+  return `data: ${JSON.stringify({ id: 'chatcmpl-bench-paced', object: 'chat.completion.chunk', created: CREATED, model, choices, ...extra })}\n\n`;
+}
+
 /** Replies are the same for every request of a model; keep the last few serialised. */
 const cache = new Map();
 function replies(model) {
@@ -52,8 +69,127 @@ function replies(model) {
   return entry;
 }
 
-function createMockServer() {
-  const stats = { completions: 0, streams: 0, rejected: 0, withoutAuth: 0 };
+/** The text a paced stream of `chunks` deltas carries. */
+function pacedContent(chunks) {
+  return PACED_WORD.repeat(chunks);
+}
+
+/** The bytes of a paced stream, encoded once per model: its head, one content delta, its tail. */
+const pacedParts = new Map();
+function pacedStreamParts(model, chunks) {
+  let parts = pacedParts.get(model);
+  if (!parts) {
+    const usage = { prompt_tokens: USAGE.prompt_tokens, completion_tokens: chunks, total_tokens: USAGE.prompt_tokens + chunks };
+    const first = Buffer.from(pacedChunk(model, { role: 'assistant', content: '' }));
+    const content = Buffer.from(pacedChunk(model, { content: PACED_WORD }));
+    const last = Buffer.from(`${pacedChunk(model, {}, 'stop')}${pacedChunk(model, null, null, { usage })}data: [DONE]\n\n`);
+    parts = { first, content, last, length: first.length + chunks * content.length + last.length };
+    if (pacedParts.size > 16) pacedParts.clear();
+    pacedParts.set(model, parts);
+  }
+  return parts;
+}
+
+/**
+ * Drives every open paced stream from one timer: each stream waits in the slot (of `tickMs`) of its
+ * next chunk's due time, and a tick writes the chunks of every slot that came due. Thousands of
+ * streams then cost one timer callback per tick rather than one timer per chunk.
+ */
+function createPacer({ intervalMs, tickMs = 5, onLate }) {
+  const slots = new Map(); // slot number → streams due in it
+  let done = Math.floor(performance.now() / tickMs); // every slot up to this one has been run
+  let timer = null;
+  let open = 0;
+  const place = (stream) => {
+    const slot = Math.max(done + 1, Math.ceil(stream.due / tickMs));
+    let list = slots.get(slot);
+    if (!list) slots.set(slot, (list = []));
+    list.push(stream);
+  };
+  const tick = () => {
+    const now = performance.now();
+    const upTo = Math.floor(now / tickMs);
+    for (let slot = done + 1; slot <= upTo; slot++) {
+      const list = slots.get(slot);
+      if (!list) continue;
+      slots.delete(slot);
+      done = slot; // streams placed by the writes below go into later slots
+      for (const stream of list) {
+        if (stream.closed) continue;
+        onLate(now - stream.due);
+        if (stream.step()) {
+          stream.due += intervalMs;
+          place(stream);
+        } else if (!stream.closed) {
+          stream.closed = true;
+          open--;
+        }
+      }
+    }
+    done = upTo;
+    if (open === 0) {
+      clearInterval(timer);
+      timer = null;
+    }
+  };
+  return {
+    /** `step()` writes the next chunk and answers whether more are to come. */
+    add(step) {
+      const stream = { due: performance.now() + intervalMs, step, closed: false };
+      open++;
+      if (!timer) {
+        done = Math.floor(performance.now() / tickMs);
+        timer = setInterval(tick, tickMs);
+      }
+      place(stream);
+      return () => {
+        if (!stream.closed) {
+          stream.closed = true;
+          open--;
+        }
+      };
+    },
+  };
+}
+
+function createMockServer({ paced = { chunks: 200, intervalMs: 50 } } = {}) {
+  const stats = { completions: 0, streams: 0, pacedStreams: 0, pacedOpen: 0, pacedMaxLateMs: 0, rejected: 0, withoutAuth: 0 };
+  const pacer = createPacer({
+    intervalMs: paced.intervalMs,
+    onLate: (late) => {
+      if (late > stats.pacedMaxLateMs) stats.pacedMaxLateMs = late;
+    },
+  });
+  const pacedStream = (res, model) => {
+    stats.pacedStreams++;
+    stats.pacedOpen++;
+    const parts = pacedStreamParts(model, paced.chunks);
+    // The length is known in advance, so the body goes without chunked framing: less work per write
+    // for the mock, and nothing a streaming client reads differently.
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'content-length': parts.length });
+    res.write(parts.first);
+    let sent = 0;
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      stats.pacedOpen--;
+      cancel();
+    };
+    const cancel = pacer.add(() => {
+      if (finished) return false;
+      sent++;
+      if (sent < paced.chunks) {
+        res.write(parts.content);
+        return true;
+      }
+      res.write(parts.content);
+      res.end(parts.last);
+      finish();
+      return false;
+    });
+    res.once('close', finish);
+  };
   const server = http.createServer((req, res) => {
     const url = req.url.split('?')[0];
     if (req.method !== 'POST' || url !== '/v1/chat/completions') {
@@ -76,7 +212,12 @@ function createMockServer() {
         res.end(JSON.stringify({ error: { message: 'mock: body is not JSON', type: 'invalid_request_error' } }));
         return;
       }
-      const reply = replies(typeof body.model === 'string' ? body.model : 'mock');
+      const model = typeof body.model === 'string' ? body.model : 'mock';
+      if (body.stream === true && model.startsWith('mock-paced')) {
+        pacedStream(res, model);
+        return;
+      }
+      const reply = replies(model);
       if (body.stream === true) {
         stats.streams++;
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
@@ -96,11 +237,11 @@ function createMockServer() {
 
 /**
  * Starts the mock in a worker thread on 127.0.0.1 and a free port. Resolves with its URL, a stats()
- * reader and stop().
+ * reader and stop(). `paced`: { chunks, intervalMs } of the paced streams.
  */
-function startMockUpstream() {
+function startMockUpstream({ paced } = {}) {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(path.join(__dirname, 'mock-upstream.js'), { workerData: { role: 'mock-upstream' } });
+    const worker = new Worker(path.join(__dirname, 'mock-upstream.js'), { workerData: { role: 'mock-upstream', paced } });
     const pending = new Map();
     let nextId = 1;
     let ready = false;
@@ -125,6 +266,8 @@ function startMockUpstream() {
           url: `http://127.0.0.1:${message.port}`,
           stats: () => ask('stats'),
           eventLoopUtilization: () => ask('elu'),
+          /** Zeroes the worst paced-chunk lateness, so stats() reports it for what follows. */
+          resetPacedLateness: () => ask('paced-reset'),
           stop: async () => {
             try {
               await ask('stop');
@@ -150,12 +293,15 @@ function startMockUpstream() {
 }
 
 if (!isMainThread && workerData?.role === 'mock-upstream') {
-  const { performance } = require('node:perf_hooks');
-  const { server, stats } = createMockServer();
+  const { server, stats } = createMockServer(workerData.paced ? { paced: workerData.paced } : undefined);
   let eluMark = performance.eventLoopUtilization();
   server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'listening', port: server.address().port }));
   parentPort.on('message', (message) => {
     if (message.type === 'stats') parentPort.postMessage({ id: message.id, value: { ...stats } });
+    if (message.type === 'paced-reset') {
+      stats.pacedMaxLateMs = 0;
+      parentPort.postMessage({ id: message.id, value: true });
+    }
     if (message.type === 'elu') {
       // Share of the mock thread's time spent busy since the previous call.
       const now = performance.eventLoopUtilization();
@@ -172,4 +318,4 @@ if (!isMainThread && workerData?.role === 'mock-upstream') {
   server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => console.log(`mock upstream on http://127.0.0.1:${server.address().port}`));
 }
 
-module.exports = { startMockUpstream, createMockServer, CONTENT };
+module.exports = { startMockUpstream, createMockServer, pacedContent, CONTENT };

@@ -21,8 +21,12 @@ const { ensureInfra, natsServerBinary, waitForPort, defaults } = require('../../
 const { build } = require('../../tools/scripts/lib/build');
 const { Suite, freePort, root } = require('../../tools/scripts/lib/suite');
 
-const DATABASE = 'gateway_bench';
-const REDIS_DB = 13; // npm start uses 0, the end-to-end tests 14
+// npm start uses Redis database 0, the end-to-end tests 14. BENCH_DATABASE / BENCH_REDIS_DB move a
+// bench elsewhere, so two checkouts can run one at the same time without dropping each other's data.
+const DATABASE = process.env.BENCH_DATABASE || 'gateway_bench';
+const REDIS_DB = process.env.BENCH_REDIS_DB ? Number(process.env.BENCH_REDIS_DB) : 13;
+if (!/^[a-z_][a-z0-9_]{0,62}$/.test(DATABASE)) throw new Error('BENCH_DATABASE must be a lower-case PostgreSQL identifier');
+if (!Number.isInteger(REDIS_DB) || REDIS_DB < 0 || REDIS_DB > 15) throw new Error('BENCH_REDIS_DB must be an integer from 0 to 15');
 const SERVICES = ['key-service', 'account-service', 'metering-service', 'inference-router', 'video-worker'];
 
 async function freshDatabase(serverUrl) {
@@ -85,6 +89,21 @@ function writeCatalog(mockUrl, cleanup) {
         premium_model: false,
         tags: ['text', 'streaming'],
         routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: 'mock', api_key_env: 'BENCH_UPSTREAM_KEY' }],
+      },
+      {
+        // The streams scenario: the mock answers `mock-paced` streams at a steady pace (lib/mock-upstream.js).
+        id: 'bench-model-paced',
+        name: 'Bench model, paced streams',
+        description: 'The bench mock upstream generating at a steady pace, through the openai adapter.',
+        owned_by: 'bench',
+        created: 1767225600,
+        tokens: 32768,
+        max_output_tokens: 4096,
+        pricing: { input: 0.01, output: 0.01 },
+        endpoints: ['chat.completions'],
+        premium_model: false,
+        tags: ['text', 'streaming'],
+        routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: 'mock-paced', api_key_env: 'BENCH_UPSTREAM_KEY' }],
       },
     ],
   };
@@ -177,6 +196,7 @@ async function startOurGateway({ mockUrl, upstreamKey, logDir, cleanup, log, onU
     accountId: account.account_id,
     pids,
     natsUrl: nats.url,
+    databaseUrl,
     privateNats: Boolean(nats.pid),
     suite,
   };

@@ -25,11 +25,68 @@ function statusSummary(statusCodeStats) {
   return parts.join(' ');
 }
 
+const ratio = (ours, theirs) => (typeof ours === 'number' && typeof theirs === 'number' && theirs > 0 ? ours / theirs : null);
+
+/**
+ * Fills in, for rows of one scenario: `addedP50Ms` (p50 over the mock-direct p50 at the same
+ * concurrency) and, on our gateway's rows, `vsPortkey` (ours / Portkey's req/s, added p50 and CPU
+ * per request, with Portkey's values).
+ */
+function addRatios(rows) {
+  for (const row of rows) {
+    const base = rows.find((other) => other.target === 'mock direct' && other.connections === row.connections);
+    row.addedP50Ms =
+      row.target === 'mock direct' || !base || row.latencyMs.p50 === null || base.latencyMs.p50 === null ? null : row.latencyMs.p50 - base.latencyMs.p50;
+  }
+  for (const row of rows) {
+    if (row.target !== 'our gateway') continue;
+    const portkey = rows.find((other) => other.target === 'portkey' && other.connections === row.connections);
+    if (!portkey) continue;
+    row.vsPortkey = {
+      okPerSecond: ratio(row.okPerSecond, portkey.okPerSecond),
+      addedP50: ratio(row.addedP50Ms, portkey.addedP50Ms),
+      serverCpuMsPerRequest: ratio(row.serverCpuMsPerRequest, portkey.serverCpuMsPerRequest),
+      portkey: { okPerSecond: portkey.okPerSecond, addedP50Ms: portkey.addedP50Ms, serverCpuMsPerRequest: portkey.serverCpuMsPerRequest },
+    };
+  }
+}
+
+/** `0.55× (658)`: a ratio against Portkey with Portkey's own value. */
+function versus(value, theirs, decimals) {
+  if (value === null || value === undefined) return '-';
+  return `${value.toFixed(2)}× (${fmt(theirs, decimals)})`;
+}
+
+function ledgerCell(row) {
+  if (!row.ledger) return '-';
+  return row.ledger.pass ? `PASS ${row.ledger.matched}/${row.ledger.ok}` : `FAIL ${row.ledger.matched}/${row.ledger.ok}`;
+}
+
+function catchUpCell(row) {
+  if (!row.meteringCatchUp) return '-';
+  return row.meteringCatchUp.caughtUp ? `${(row.meteringCatchUp.afterLoadMs / 1000).toFixed(1)} s` : 'not caught up';
+}
+
 function loadTable(rows) {
   return table(
-    ['target', 'conc', 'req/s', 'p50 ms', 'p99 ms', '+p50 vs mock', 'errors/non-2xx', 'server CPU ms/req'],
+    [
+      'target',
+      'conc',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      '+p50 vs mock',
+      'errors/non-2xx',
+      'server CPU ms/req',
+      'metering catch-up',
+      'ledger',
+      'req/s vs Portkey',
+      '+p50 vs Portkey',
+      'CPU/req vs Portkey',
+    ],
     rows.map((row) => {
       const codes = statusSummary(row.statusCodeStats);
+      const vs = row.vsPortkey;
       return [
         row.target,
         String(row.connections),
@@ -39,15 +96,119 @@ function loadTable(rows) {
         signed(row.addedP50Ms),
         `${row.errors} / ${row.non2xx}${codes ? ` (${codes})` : ''}`,
         fmt(row.serverCpuMsPerRequest, 3),
+        catchUpCell(row),
+        ledgerCell(row),
+        vs ? versus(vs.okPerSecond, vs.portkey.okPerSecond, 0) : '-',
+        vs ? versus(vs.addedP50, vs.portkey.addedP50Ms, 2) : '-',
+        vs ? versus(vs.serverCpuMsPerRequest, vs.portkey.serverCpuMsPerRequest, 3) : '-',
       ];
     }),
     1,
   );
 }
 
+const mib = (bytes) => (bytes === null || bytes === undefined ? '-' : (bytes / 2 ** 20).toFixed(1));
+
+function streamsTable(rows) {
+  return table(
+    ['target', 'N', 'ok', 'failed', 'stalled', 'largest gap p50/p99/max ms', 'TTFB p99 ms', 'client lag max ms', 'RSS MiB per 1000 streams', 'ledger', 'level'],
+    rows.map((row) => {
+      const rss = Object.entries(row.rss ?? {})
+        .filter(([name]) => name !== 'inference-router')
+        .map(([name, value]) => `${mib(value.bytesPer1000Streams)} (${name}, ${mib(value.idleBytes)}→${mib(value.peakBytes)})`)
+        .join(', ');
+      const failures = Object.entries(row.failures)
+        .map(([reason, count]) => `${reason}×${count}`)
+        .join(', ');
+      return [
+        row.target,
+        String(row.streams),
+        String(row.ok),
+        `${row.failed}${failures ? ` (${failures})` : ''}`,
+        String(row.stalled),
+        `${fmt(row.maxGapMs.p50, 0)}/${fmt(row.maxGapMs.p99, 0)}/${fmt(row.maxGapMs.max, 0)}`,
+        fmt(row.firstByteMs.p99, 1),
+        fmt(row.clientEventLoopDelayMs.max, 0),
+        rss || '-',
+        ledgerCell(row),
+        row.passed ? 'held' : 'STALLED/FAILED',
+      ];
+    }),
+    1,
+  );
+}
+
+/**
+ * The issue's goals (#13), each judged on this run's figures: `met`, `NOT MET`, or `not run` when
+ * the rows it needs were not measured (knobs), with the figures behind the verdict.
+ */
+function goalLines({ loadRows, bigRows, stallFree, settings }) {
+  const goals = [];
+  const ourRow = (rows, connections) => rows.find((row) => row.target === 'our gateway' && row.connections === connections);
+  const verdict = (ok) => (ok ? 'met' : 'NOT MET');
+
+  const at64 = ourRow(loadRows, 64);
+  const goal64 = 'non-streaming, 64 connections: req/s ≥ 2.0× Portkey and server CPU/req ≤ 0.5× Portkey (CPU counted until metering caught up)';
+  if (!at64?.vsPortkey) goals.push({ goal: goal64, status: 'not run', detail: 'needs 64 in BENCH_CONNECTIONS and both gateways measured' });
+  else {
+    const { okPerSecond, serverCpuMsPerRequest } = at64.vsPortkey;
+    goals.push({
+      goal: goal64,
+      status: verdict(okPerSecond !== null && okPerSecond >= 2 && serverCpuMsPerRequest !== null && serverCpuMsPerRequest <= 0.5),
+      detail: `req/s ${fmt(okPerSecond)}×, CPU/req ${fmt(serverCpuMsPerRequest)}×`,
+    });
+  }
+
+  const at1 = ourRow(loadRows, 1);
+  const goal1 = "non-streaming, 1 connection: our added p50 ≤ Portkey's";
+  if (!at1?.vsPortkey) goals.push({ goal: goal1, status: 'not run', detail: 'needs 1 in BENCH_CONNECTIONS and both gateways measured' });
+  else {
+    const theirs = at1.vsPortkey.portkey.addedP50Ms;
+    goals.push({
+      goal: goal1,
+      status: verdict(at1.addedP50Ms !== null && theirs !== null && at1.addedP50Ms <= theirs),
+      detail: `ours ${signed(at1.addedP50Ms)} ms, Portkey ${signed(theirs)} ms`,
+    });
+  }
+
+  const goalStreams = "streams: our stall-free N ≥ 4× Portkey's";
+  const ours = stallFree['our gateway'];
+  const theirs = stallFree.portkey;
+  if (!settings.streams.length || !ours || !theirs)
+    goals.push({ goal: goalStreams, status: 'not run', detail: 'needs BENCH_STREAMS and both gateways measured' });
+  else {
+    let detail = `ours ${ours.stallFreeN}, Portkey ${theirs.stallFreeN}`;
+    if (theirs.heldEveryLevel)
+      detail += ` (Portkey held every level tried, up to ${theirs.stallFreeN}: the bench cannot show 4× its limit; add larger levels to BENCH_STREAMS)`;
+    const direct = stallFree['mock direct'];
+    if (direct && !direct.heldEveryLevel)
+      detail +=
+        `; the load generator and mock alone (mock direct) held only up to ${direct.stallFreeN}: ` +
+        'a target that stalled above that may have been held back by the bench itself';
+    goals.push({ goal: goalStreams, status: verdict(ours.stallFreeN > 0 && ours.stallFreeN >= 4 * theirs.stallFreeN), detail });
+  }
+
+  const goalBig = `${Math.round(settings.bigPromptBytes / 1024)} KB prompt: our req/s ≥ Portkey's`;
+  const bigOurs = bigRows.filter((row) => row.target === 'our gateway' && row.vsPortkey);
+  if (!bigOurs.length) goals.push({ goal: goalBig, status: 'not run', detail: 'needs BENCH_BIG_CONNECTIONS and both gateways measured' });
+  else {
+    goals.push({
+      goal: goalBig,
+      status: verdict(bigOurs.every((row) => row.vsPortkey.okPerSecond !== null && row.vsPortkey.okPerSecond >= 1)),
+      detail: bigOurs
+        .map(
+          (row) =>
+            `c=${row.connections}: ${fmt(row.okPerSecond, 0)} vs ${fmt(row.vsPortkey.portkey.okPerSecond, 0)} req/s (${fmt(row.vsPortkey.okPerSecond)}×)`,
+        )
+        .join('; '),
+    });
+  }
+  return goals;
+}
+
 function ttfbTable(rows) {
   return table(
-    ['target', 'ok/n', 'TTFB p50 ms', 'TTFB p99 ms', '+p50 vs mock', 'stream end p50 ms', 'failures'],
+    ['target', 'ok/n', 'TTFB p50 ms', 'TTFB p99 ms', '+p50 vs mock', 'stream end p50 ms', 'failures', 'ledger'],
     rows.map((row) => [
       row.target,
       `${row.ok}/${row.attempted}`,
@@ -58,9 +219,10 @@ function ttfbTable(rows) {
       Object.entries(row.failures)
         .map(([reason, count]) => `${reason}×${count}`)
         .join(', ') || '0',
+      ledgerCell(row),
     ]),
     1,
   );
 }
 
-module.exports = { loadTable, ttfbTable, fmt, signed };
+module.exports = { loadTable, ttfbTable, streamsTable, goalLines, addRatios, fmt, signed };
