@@ -3,6 +3,7 @@ import { ModelCatalog } from '@gateway/catalog';
 import { UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import {
   BudgetStore,
+  context,
   extractNatsTraceContext,
   GatewayMetrics,
   gatewayTracer,
@@ -15,6 +16,7 @@ import {
   type Span,
   SpanKind,
   toNano,
+  trace,
 } from '@gateway/platform';
 import type { Counter } from 'prom-client';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg, JSONCodec } from 'nats';
@@ -151,7 +153,9 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       }
       // Let the messages already delivered to this process reach the queue: no waiting for more.
       await new Promise((resolve) => setImmediate(resolve));
-      const handled: Promise<void> = this.handleBatch(queue.splice(0, BATCH_SIZE)).finally(() => inFlight.delete(handled));
+      const handled: Promise<void> = this.handleBatch(queue.splice(0, BATCH_SIZE))
+        .catch((error: Error) => this.logger.error(`a batch of usage events was not handled: ${error.message}`))
+        .finally(() => inFlight.delete(handled));
       inFlight.add(handled);
       if (inFlight.size >= PARALLEL_BATCHES) await Promise.race(inFlight);
     }
@@ -194,10 +198,10 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
 
   /** Prices and records the events, settles their reservations, acknowledges them. Throws when nothing was written. */
   private async write(items: BatchItem[]): Promise<void> {
-    const priced: PricedUsage[] = items.map(({ event }) => {
+    const priced: PricedUsage[] = items.map(({ event, span }) => {
       const { credits, known, inconsistent } = priceUsage(this.catalog, event);
-      if (!known) this.logger.warn(`usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
-      if (inconsistent) this.logger.warn(`usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
+      if (!known) this.warn(span, `usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
+      if (inconsistent) this.warn(span, `usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
       return { event, credits };
     });
     const written = await this.ledger.recordBatch(priced);
@@ -217,18 +221,32 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     const settled = await this.budget.settleMany(settlements).catch((error: Error) => settlements.map(() => error));
     items.forEach(({ event, message, span }, index) => {
       const error = settled[index];
-      if (error) this.logger.warn(`usage ${event.requestId}: reservation not settled in Redis: ${error.message}`);
-      message.ack();
+      if (error) this.warn(span, `usage ${event.requestId}: reservation not settled in Redis: ${error.message}`);
+      // Recorded whatever happens to the ack: one lost (connection gone) means a harmless redelivery.
+      try {
+        message.ack();
+      } catch (failure) {
+        this.warn(span, `usage ${event.requestId}: recorded, but not acknowledged: ${(failure as Error).message}`);
+      }
       span.end();
     });
   }
 
+  /** Logs in the event's span, so the line carries the request's trace id. */
+  private warn(span: Span, line: string, level: 'warn' | 'error' = 'warn'): void {
+    context.with(trace.setSpan(context.active(), span), () => this.logger[level](line));
+  }
+
   private failed({ event, message, span }: BatchItem, error: Error): void {
     this.ledgerWrites.inc({ result: 'failed' });
-    this.logger.error(`usage ${event.requestId} not recorded, will retry: ${error.message}`);
+    this.warn(span, `usage ${event.requestId} not recorded, will retry: ${error.message}`, 'error');
     recordSpanError(span, error);
     span.end();
-    message.nak(RETRY_DELAY_MS);
+    try {
+      message.nak(RETRY_DELAY_MS);
+    } catch {
+      // The connection is gone: the message is redelivered once its ack wait ends.
+    }
   }
 }
 
