@@ -164,7 +164,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /**
-   * Writes a batch in one statement, settles its reservations in one Redis round trip, then
+   * Prices a batch and writes it in one statement, settles its reservations in one Redis round trip, then
    * acknowledges every message. If the batch cannot be written, each event is written alone, so a
    * poison event is redelivered (nak with delay) without holding back the others.
    */
@@ -181,7 +181,10 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
         continue;
       }
       const span = gatewayTracer().startSpan(SPAN_NAME, { kind: SpanKind.CONSUMER }, extractNatsTraceContext(message.headers));
-      items.push({ message, event, span });
+      const { credits, known, inconsistent } = priceUsage(this.catalog, event);
+      if (!known) this.warn(span, `usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
+      if (inconsistent) this.warn(span, `usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
+      items.push({ message, event, credits, span });
     }
     if (items.length === 0) return;
     try {
@@ -196,15 +199,9 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     }
   }
 
-  /** Prices and records the events, settles their reservations, acknowledges them. Throws when nothing was written. */
+  /** Records the priced events, settles their reservations, acknowledges them. Throws when nothing was written. */
   private async write(items: BatchItem[]): Promise<void> {
-    const priced: PricedUsage[] = items.map(({ event, span }) => {
-      const { credits, known, inconsistent } = priceUsage(this.catalog, event);
-      if (!known) this.warn(span, `usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
-      if (inconsistent) this.warn(span, `usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
-      return { event, credits };
-    });
-    const written = await this.ledger.recordBatch(priced);
+    const written = await this.ledger.recordBatch(items);
     let recorded = 0;
     for (const result of written) if (result.state === 'recorded') recorded++;
     if (recorded > 0) this.ledgerWrites.inc({ result: 'written' }, recorded);
@@ -250,8 +247,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   }
 }
 
-interface BatchItem {
+interface BatchItem extends PricedUsage {
   message: JsMsg;
-  event: UsageRecordedEvent;
   span: Span;
 }
