@@ -167,4 +167,33 @@ export class BudgetStore {
       String(costNano),
     );
   }
+
+  /**
+   * Settles many requests in one round trip (a pipeline of SETTLE calls, each exactly as `settle`):
+   * resolves with the error of each settlement that failed (null for those that did not), in order.
+   */
+  async settleMany(settlements: Settlement[]): Promise<(Error | null)[]> {
+    if (settlements.length === 0) return [];
+    const pipeline = this.redis.pipeline() as ReturnType<Redis['pipeline']> & { gatewaySettle(...args: string[]): unknown };
+    for (const { accountId, requestId, costNano, proxy } of settlements) {
+      pipeline.gatewaySettle(
+        keys.balance(accountId),
+        ...keys.reservations(accountId),
+        proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : '',
+        ...(proxy ? keys.reservations(proxy.keyId) : ['', '', '']),
+        requestId,
+        String(costNano),
+      );
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return settlements.map((_, index) => (replies[index] ? replies[index][0] : new Error('no reply from Redis')));
+  }
+}
+
+/** One request to settle: see BudgetStore.settle. */
+export interface Settlement {
+  accountId: string;
+  requestId: string;
+  costNano: number;
+  proxy?: { keyId: string; windowId: string };
 }

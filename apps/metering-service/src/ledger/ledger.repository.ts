@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@gateway/db';
-import { SpendWindow, spendWindowId, UsageRecordedEvent, windowStart } from '@gateway/contracts';
+import { SpendWindow, spendWindowId, UsageRecordedEvent } from '@gateway/contracts';
 
 export interface LedgerWrite {
   state: 'recorded' | 'duplicate';
@@ -14,69 +14,192 @@ export interface AccountBalance {
   credits: Prisma.Decimal;
 }
 
+/** One usage event and its price, to be recorded. */
+export interface PricedUsage {
+  event: UsageRecordedEvent;
+  credits: Prisma.Decimal;
+}
+
+/** The window start of a timestamp for the key's spend window (UTC), in SQL; NULL for a lifetime allocation. */
+const WINDOW_START = (window: string, at: string) => `
+  (CASE ${window} WHEN 'daily' THEN date_trunc('day', ${at} AT TIME ZONE 'UTC')
+                  WHEN 'weekly' THEN date_trunc('week', ${at} AT TIME ZONE 'UTC')
+                  WHEN 'monthly' THEN date_trunc('month', ${at} AT TIME ZONE 'UTC') END) AT TIME ZONE 'UTC'`;
+
+/**
+ * Records a batch of usage events in ONE statement (so one implicit transaction): the request logs
+ * (idempotent by request id), and from the rows actually inserted the account debits (per account),
+ * the proxy keys' spend (per key, by spend window) and the daily counters (per account, UTC day and
+ * route). Row locks are taken table by table in one order (usage_logs, accounts, api_keys,
+ * daily_usage; each CTE waits on the previous one through a scalar sub-query) and, within a table,
+ * in key order, so two replicas writing batches that touch the same rows wait, never deadlock.
+ *
+ * Proxy-key spend follows the per-event rule (a newer window restarts the count, the same window
+ * adds, an older window does not count) set-based: of a key's events in the batch only those in
+ * the latest window can count; they restart the count when the stored window is older (or none),
+ * add to it when it is the same, and count nothing when the stored window is newer.
+ */
+const RECORD_BATCH = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(
+    request_id text, account_id text, key_id text, key_type text, masked_key text, model text, route text, status text,
+    input_tokens integer, output_tokens integer, cache_read_tokens integer, cache_write_tokens integer, credits numeric, ip text, at_ms bigint)
+),
+ins AS (
+  INSERT INTO usage_logs (request_id, account_id, key_id, key_type, masked_key, model, route, status,
+                          input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, created_at)
+  SELECT request_id, account_id, key_id, key_type::"KeyType", masked_key, model, route, status::"UsageStatus",
+         input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, to_timestamp(at_ms / 1000.0)
+  FROM input ORDER BY request_id
+  ON CONFLICT (request_id) DO NOTHING
+  RETURNING request_id, account_id, key_id, key_type, credits, created_at, route, input_tokens, output_tokens
+),
+debits AS (
+  SELECT account_id, sum(credits) AS amount FROM ins WHERE credits <> 0 GROUP BY account_id
+),
+locked_accounts AS (
+  SELECT a.id FROM accounts a WHERE a.id IN (SELECT account_id FROM debits) ORDER BY a.id FOR UPDATE
+),
+debited AS (
+  UPDATE accounts a SET credits = a.credits - d.amount
+  FROM debits d JOIN locked_accounts l ON l.id = d.account_id
+  WHERE a.id = d.account_id
+  RETURNING a.id
+),
+spends AS (
+  SELECT key_id, credits, created_at FROM ins WHERE key_type = 'proxy' AND credits <> 0
+),
+locked_keys AS (
+  SELECT k.id, k.spend_window FROM api_keys k
+  WHERE k.id IN (SELECT key_id FROM spends) AND (SELECT count(*) FROM debited) >= 0
+  ORDER BY k.id FOR UPDATE
+),
+key_events AS (
+  SELECT s.key_id, s.credits, ${WINDOW_START('k.spend_window', 's.created_at')} AS start
+  FROM spends s JOIN locked_keys k ON k.id = s.key_id
+),
+key_latest AS (
+  SELECT key_id, max(start) AS latest FROM key_events GROUP BY key_id
+),
+key_sums AS (
+  SELECT e.key_id, l.latest, sum(e.credits) FILTER (WHERE e.start IS NOT DISTINCT FROM l.latest) AS amount
+  FROM key_events e JOIN key_latest l ON l.key_id = e.key_id
+  GROUP BY e.key_id, l.latest
+),
+spent AS (
+  UPDATE api_keys k SET
+    used_amount = CASE
+      WHEN s.latest IS NULL THEN k.used_amount + s.amount
+      WHEN k.window_started_at IS NULL OR k.window_started_at < s.latest THEN s.amount
+      WHEN k.window_started_at = s.latest THEN k.used_amount + s.amount
+      ELSE k.used_amount END,
+    window_started_at = CASE
+      WHEN s.latest IS NULL THEN NULL
+      WHEN k.window_started_at IS NULL OR k.window_started_at < s.latest THEN s.latest
+      ELSE k.window_started_at END
+  FROM key_sums s
+  WHERE k.id = s.key_id
+  RETURNING k.id
+),
+daily AS (
+  INSERT INTO daily_usage (account_id, day, route, requests, input_tokens, output_tokens)
+  SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, route, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
+  FROM ins WHERE (SELECT count(*) FROM spent) >= 0
+  GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (account_id, day, route) DO UPDATE SET
+    requests = daily_usage.requests + EXCLUDED.requests,
+    input_tokens = daily_usage.input_tokens + EXCLUDED.input_tokens,
+    output_tokens = daily_usage.output_tokens + EXCLUDED.output_tokens
+  RETURNING 1
+)
+SELECT i.request_id, k.spend_window::text AS spend_window, (k.id IS NOT NULL) AS has_key
+FROM ins i LEFT JOIN locked_keys k ON k.id = i.key_id
+WHERE (SELECT count(*) FROM daily) >= 0`;
+
 /** The ledger: request logs, account credits, proxy-key spend and daily counters, written together. */
 @Injectable()
 export class LedgerRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** Records one request and its charge (a batch of one). */
+  async record(event: UsageRecordedEvent, credits: Prisma.Decimal): Promise<LedgerWrite> {
+    return (await this.recordBatch([{ event, credits }]))[0];
+  }
+
   /**
-   * Records one request and its charge in one transaction. The request id is the log's primary
-   * key: a second delivery of the same event inserts nothing and charges nothing.
+   * Records a batch of requests and their charges in one statement. The request id is the log's
+   * primary key: an event recorded before (or twice in the batch) inserts nothing and charges
+   * nothing, and its result says what it was charged when first recorded. Results are in the
+   * batch's order.
    */
-  record(event: UsageRecordedEvent, credits: Prisma.Decimal): Promise<LedgerWrite> {
-    const at = new Date(event.timestamp * 1000);
-    return this.prisma.$transaction(async (tx) => {
-      const inserted = await tx.$executeRaw`
-        INSERT INTO usage_logs (request_id, account_id, key_id, key_type, masked_key, model, route, status,
-                                input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, created_at)
-        VALUES (${event.requestId}, ${event.accountId}, ${event.keyId}, ${event.keyType}::"KeyType", ${event.maskedKey},
-                ${event.model}, ${event.route}, ${event.status}::"UsageStatus", ${event.inputTokens}, ${event.outputTokens},
-                ${event.cacheReadTokens ?? null}::integer, ${event.cacheWriteTokens ?? null}::integer, ${credits}, ${event.ip}, ${at})
-        ON CONFLICT (request_id) DO NOTHING`;
-      if (inserted === 0) return this.duplicate(tx, event, at);
-      let windowId: string | undefined;
-      if (!credits.isZero()) {
-        await tx.$executeRaw`UPDATE accounts SET credits = credits - ${credits} WHERE id = ${event.accountId}`;
-        if (event.keyType === 'proxy') windowId = await this.addProxySpend(tx, event.keyId, credits, at);
-      }
-      await tx.$executeRaw`
-        INSERT INTO daily_usage (account_id, day, route, requests, input_tokens, output_tokens)
-        VALUES (${event.accountId}, ${at}::date, ${event.route}, 1, ${event.inputTokens}, ${event.outputTokens})
-        ON CONFLICT (account_id, day, route) DO UPDATE SET
-          requests = daily_usage.requests + 1,
-          input_tokens = daily_usage.input_tokens + EXCLUDED.input_tokens,
-          output_tokens = daily_usage.output_tokens + EXCLUDED.output_tokens`;
-      return { state: 'recorded', credits, windowId };
+  async recordBatch(batch: PricedUsage[]): Promise<LedgerWrite[]> {
+    // The first of a request id in the batch is written; a later copy is a duplicate of it.
+    const first = new Map<string, PricedUsage>();
+    for (const item of batch) if (!first.has(item.event.requestId)) first.set(item.event.requestId, item);
+    const rows = [...first.values()].map(({ event, credits }) => ({
+      request_id: event.requestId,
+      account_id: event.accountId,
+      key_id: event.keyId,
+      key_type: event.keyType,
+      masked_key: event.maskedKey,
+      model: event.model,
+      route: event.route,
+      status: event.status,
+      input_tokens: event.inputTokens,
+      output_tokens: event.outputTokens,
+      cache_read_tokens: event.cacheReadTokens ?? null,
+      cache_write_tokens: event.cacheWriteTokens ?? null,
+      credits: credits.toFixed(),
+      ip: event.ip,
+      at_ms: new Date(event.timestamp * 1000).getTime(),
+    }));
+    const inserted = await this.prisma.$queryRawUnsafe<{ request_id: string; spend_window: SpendWindow | null; has_key: boolean }[]>(
+      RECORD_BATCH,
+      JSON.stringify(rows),
+    );
+    const written = new Map(inserted.map((row) => [row.request_id, row]));
+    const seen = new Set<string>();
+    const results: (LedgerWrite | undefined)[] = batch.map(({ event, credits }) => {
+      const row = written.get(event.requestId);
+      if (!row || seen.has(event.requestId)) return undefined;
+      seen.add(event.requestId);
+      const charged = event.keyType === 'proxy' && !credits.isZero() && row.has_key;
+      return {
+        state: 'recorded',
+        credits,
+        windowId: charged ? spendWindowId(row.spend_window, new Date(event.timestamp * 1000)) : undefined,
+      };
     });
-  }
-
-  /** A request recorded before: what it was charged, and in which of the key's windows. */
-  private async duplicate(tx: Prisma.TransactionClient, event: UsageRecordedEvent, at: Date): Promise<LedgerWrite> {
-    const [row] = await tx.$queryRaw<{ credits: Prisma.Decimal }[]>`SELECT credits FROM usage_logs WHERE request_id = ${event.requestId}`;
-    const credits = new Prisma.Decimal(row?.credits ?? 0);
-    if (event.keyType !== 'proxy' || credits.isZero()) return { state: 'duplicate', credits };
-    const [key] = await tx.$queryRaw<{ spend_window: SpendWindow | null }[]>`SELECT spend_window FROM api_keys WHERE id = ${event.keyId}`;
-    if (!key) return { state: 'duplicate', credits };
-    return { state: 'duplicate', credits, windowId: spendWindowId(key.spend_window, at) };
-  }
-
-  /**
-   * Adds to the key's `used_amount` in the spend window the request falls in: a request in a newer
-   * window than the stored one starts the count afresh; one from an older window (a late event)
-   * no longer counts against the current allocation.
-   */
-  private async addProxySpend(tx: Prisma.TransactionClient, keyId: string, credits: Prisma.Decimal, at: Date): Promise<string | undefined> {
-    const [key] = await tx.$queryRaw<{ spend_window: SpendWindow | null; window_started_at: Date | null }[]>`
-      SELECT spend_window, window_started_at FROM api_keys WHERE id = ${keyId} FOR UPDATE`;
-    if (!key) return undefined;
-    const start = windowStart(key.spend_window, at);
-    if (start === null) {
-      await tx.$executeRaw`UPDATE api_keys SET used_amount = used_amount + ${credits}, window_started_at = NULL WHERE id = ${keyId}`;
-    } else if (key.window_started_at === null || key.window_started_at < start) {
-      await tx.$executeRaw`UPDATE api_keys SET used_amount = ${credits}, window_started_at = ${start} WHERE id = ${keyId}`;
-    } else if (key.window_started_at.getTime() === start.getTime()) {
-      await tx.$executeRaw`UPDATE api_keys SET used_amount = used_amount + ${credits} WHERE id = ${keyId}`;
+    // A second copy within the batch: charged nothing, settles as its first copy was charged.
+    const firsts = new Map(batch.map(({ event }, index) => [event.requestId, results[index]] as const).filter(([, result]) => result));
+    batch.forEach(({ event }, index) => {
+      const original = results[index] === undefined ? firsts.get(event.requestId) : undefined;
+      if (original) results[index] = { ...original, state: 'duplicate' };
+    });
+    const duplicates = batch.filter((_, index) => results[index] === undefined);
+    if (duplicates.length > 0) {
+      const recorded = await this.recorded(duplicates.map(({ event }) => event.requestId));
+      batch.forEach(({ event }, index) => {
+        if (results[index]) return;
+        const row = recorded.get(event.requestId);
+        const credits = new Prisma.Decimal(row?.credits ?? 0);
+        const charged = event.keyType === 'proxy' && !credits.isZero() && row?.has_key;
+        results[index] = {
+          state: 'duplicate',
+          credits,
+          windowId: charged ? spendWindowId(row.spend_window, new Date(event.timestamp * 1000)) : undefined,
+        };
+      });
     }
-    return spendWindowId(key.spend_window, at);
+    return results as LedgerWrite[];
+  }
+
+  /** Requests recorded before: what each was charged, and its key's spend window. */
+  private async recorded(requestIds: string[]): Promise<Map<string, { credits: string; spend_window: SpendWindow | null; has_key: boolean }>> {
+    const rows = await this.prisma.$queryRaw<{ request_id: string; credits: string; spend_window: SpendWindow | null; has_key: boolean }[]>`
+      SELECT u.request_id, u.credits::text AS credits, k.spend_window::text AS spend_window, (k.id IS NOT NULL) AS has_key
+      FROM usage_logs u LEFT JOIN api_keys k ON k.id = u.key_id
+      WHERE u.request_id IN (${Prisma.join([...new Set(requestIds)])})`;
+    return new Map(rows.map((row) => [row.request_id, row]));
   }
 }

@@ -3,31 +3,40 @@ import { ModelCatalog } from '@gateway/catalog';
 import { UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import {
   BudgetStore,
+  context,
   extractNatsTraceContext,
   GatewayMetrics,
+  gatewayTracer,
   GracefulShutdown,
-  inSpan,
   JetStreamConnection,
   Metrics,
+  recordSpanError,
   RedisConnection,
+  Settlement,
+  type Span,
   SpanKind,
   toNano,
+  trace,
 } from '@gateway/platform';
 import type { Counter } from 'prom-client';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg, JSONCodec } from 'nats';
-import { LedgerRepository } from './ledger.repository';
+import { LedgerRepository, PricedUsage } from './ledger.repository';
 import { priceUsage } from './pricing';
 
 export const METERING_ACK_WAIT_MS = Symbol('METERING_ACK_WAIT_MS');
 
 const codec = JSONCodec<UsageRecordedEvent>();
 const RETRY_DELAY_MS = 2_000;
-const PARALLEL = 16;
+/** At most this many events are written in one statement. */
+const BATCH_SIZE = 256;
+/** Batches written at once by one replica (one in PostgreSQL while the next is priced, settled, acknowledged). */
+const PARALLEL_BATCHES = 4;
+const SPAN_NAME = `${UsageStream.recordedSubject} process`;
 
 /**
  * The durable JetStream consumer every metering replica pulls from. A message is acknowledged only
- * after its ledger transaction committed; a failure is redelivered later (nak with delay), and the
- * ledger's unique request id makes redelivery harmless. On shutdown it stops pulling and finishes
+ * after the ledger statement that wrote its batch committed; a failure is redelivered later (nak
+ * with delay), and the ledger's unique request id makes redelivery harmless. On shutdown it stops pulling and finishes
  * the writes in progress before the database connection closes.
  */
 @Injectable()
@@ -115,53 +124,130 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /**
-   * Up to PARALLEL events are written at once: each is its own transaction, and row locks on the
-   * account and key keep concurrent charges to one account exact.
+   * Takes whatever the consumer has buffered (up to BATCH_SIZE messages, without waiting to fill a
+   * batch) and writes it as one batch; up to PARALLEL_BATCHES batches are in flight at once, and
+   * row locks taken in one order keep concurrent charges to one account exact.
    */
   private async run(messages: ConsumerMessages): Promise<void> {
+    const queue: JsMsg[] = [];
+    let wake: (() => void) | undefined;
+    let ended = false;
+    const pump = (async () => {
+      try {
+        for await (const message of messages) {
+          queue.push(message);
+          wake?.();
+        }
+      } finally {
+        ended = true;
+        wake?.();
+      }
+    })();
     const inFlight = new Set<Promise<void>>();
-    for await (const message of messages) {
-      const handled = this.handle(message).finally(() => inFlight.delete(handled));
+    for (;;) {
+      if (queue.length === 0) {
+        if (ended) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        continue;
+      }
+      // Let the messages already delivered to this process reach the queue: no waiting for more.
+      await new Promise((resolve) => setImmediate(resolve));
+      const handled: Promise<void> = this.handleBatch(queue.splice(0, BATCH_SIZE))
+        .catch((error: Error) => this.logger.error(`a batch of usage events was not handled: ${error.message}`))
+        .finally(() => inFlight.delete(handled));
       inFlight.add(handled);
-      if (inFlight.size >= PARALLEL) await Promise.race(inFlight);
+      if (inFlight.size >= PARALLEL_BATCHES) await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
+    await pump;
   }
 
-  /** In a consumer span continuing the trace of the request the event is about. */
-  private handle(message: JsMsg): Promise<void> {
-    const parent = extractNatsTraceContext(message.headers);
-    return inSpan(`${UsageStream.recordedSubject} process`, { kind: SpanKind.CONSUMER, parent }, () => this.record(message));
-  }
-
-  private async record(message: JsMsg): Promise<void> {
-    let event: UsageRecordedEvent;
-    try {
-      event = codec.decode(message.data);
-    } catch {
-      this.logger.error(`usage message ${message.seq} is not JSON; discarded`);
-      message.term();
-      return;
-    }
-    try {
+  /**
+   * Prices a batch and writes it in one statement, settles its reservations in one Redis round trip, then
+   * acknowledges every message. If the batch cannot be written, each event is written alone, so a
+   * poison event is redelivered (nak with delay) without holding back the others.
+   */
+  private async handleBatch(messages: JsMsg[]): Promise<void> {
+    // Each event keeps its own consumer span, continuing the trace of the request it is about.
+    const items: BatchItem[] = [];
+    for (const message of messages) {
+      let event: UsageRecordedEvent;
+      try {
+        event = codec.decode(message.data);
+      } catch {
+        this.logger.error(`usage message ${message.seq} is not JSON; discarded`);
+        message.term();
+        continue;
+      }
+      const span = gatewayTracer().startSpan(SPAN_NAME, { kind: SpanKind.CONSUMER }, extractNatsTraceContext(message.headers));
       const { credits, known, inconsistent } = priceUsage(this.catalog, event);
-      if (!known) this.logger.warn(`usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
-      if (inconsistent) this.logger.warn(`usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
-      const written = await this.ledger.record(event, credits);
-      this.ledgerWrites.inc({ result: written.state === 'recorded' ? 'written' : 'duplicate' });
-      // A duplicate was charged when first recorded; if that delivery died before settling, its
-      // reservation is still open and settles now (settling is once per reservation).
-      const costNano = toNano(written.credits.toFixed());
-      // Without a window (nothing charged) only the key's reservation is dropped.
-      const proxy = event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written.windowId ?? 'none' } : undefined;
-      await this.budget
-        .settle(event.accountId, event.requestId, costNano, proxy)
-        .catch((error: Error) => this.logger.warn(`usage ${event.requestId}: reservation not settled in Redis: ${error.message}`));
-      message.ack();
+      if (!known) this.warn(span, `usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
+      if (inconsistent) this.warn(span, `usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
+      items.push({ message, event, credits, span });
+    }
+    if (items.length === 0) return;
+    try {
+      await this.write(items);
     } catch (error) {
-      this.ledgerWrites.inc({ result: 'failed' });
-      this.logger.error(`usage ${event.requestId} not recorded, will retry: ${(error as Error).message}`);
-      message.nak(RETRY_DELAY_MS);
+      if (items.length === 1) {
+        this.failed(items[0], error as Error);
+        return;
+      }
+      this.logger.warn(`a batch of ${items.length} usage events was not recorded (${(error as Error).message}); writing them one by one`);
+      await Promise.all(items.map((item) => this.write([item]).catch((failure: Error) => this.failed(item, failure))));
     }
   }
+
+  /** Records the priced events, settles their reservations, acknowledges them. Throws when nothing was written. */
+  private async write(items: BatchItem[]): Promise<void> {
+    const written = await this.ledger.recordBatch(items);
+    let recorded = 0;
+    for (const result of written) if (result.state === 'recorded') recorded++;
+    if (recorded > 0) this.ledgerWrites.inc({ result: 'written' }, recorded);
+    if (recorded < written.length) this.ledgerWrites.inc({ result: 'duplicate' }, written.length - recorded);
+    // A duplicate was charged when first recorded; if that delivery died before settling, its
+    // reservation is still open and settles now (settling is once per reservation).
+    const settlements: Settlement[] = items.map(({ event }, index) => ({
+      accountId: event.accountId,
+      requestId: event.requestId,
+      costNano: toNano(written[index].credits.toFixed()),
+      // Without a window (nothing charged) only the key's reservation is dropped.
+      proxy: event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written[index].windowId ?? 'none' } : undefined,
+    }));
+    const settled = await this.budget.settleMany(settlements).catch((error: Error) => settlements.map(() => error));
+    items.forEach(({ event, message, span }, index) => {
+      const error = settled[index];
+      if (error) this.warn(span, `usage ${event.requestId}: reservation not settled in Redis: ${error.message}`);
+      // Recorded whatever happens to the ack: one lost (connection gone) means a harmless redelivery.
+      try {
+        message.ack();
+      } catch (failure) {
+        this.warn(span, `usage ${event.requestId}: recorded, but not acknowledged: ${(failure as Error).message}`);
+      }
+      span.end();
+    });
+  }
+
+  /** Logs in the event's span, so the line carries the request's trace id. */
+  private warn(span: Span, line: string, level: 'warn' | 'error' = 'warn'): void {
+    context.with(trace.setSpan(context.active(), span), () => this.logger[level](line));
+  }
+
+  private failed({ event, message, span }: BatchItem, error: Error): void {
+    this.ledgerWrites.inc({ result: 'failed' });
+    this.warn(span, `usage ${event.requestId} not recorded, will retry: ${error.message}`, 'error');
+    recordSpanError(span, error);
+    span.end();
+    try {
+      message.nak(RETRY_DELAY_MS);
+    } catch {
+      // The connection is gone: the message is redelivered once its ack wait ends.
+    }
+  }
+}
+
+interface BatchItem extends PricedUsage {
+  message: JsMsg;
+  span: Span;
 }

@@ -1,0 +1,214 @@
+/**
+ * The batched ledger write against real PostgreSQL: one statement per batch charges every request
+ * exactly once (duplicates in the batch and already-recorded ones charge nothing and report the
+ * original charge), counts proxy-key spend by window exactly as event-by-event writes would, and
+ * two replicas writing overlapping batches at once neither deadlock nor lose a charge.
+ */
+import { randomUUID } from 'node:crypto';
+import { Prisma, PrismaService } from '@gateway/db';
+import type { SpendWindow, UsageRecordedEvent } from '@gateway/contracts';
+import { LedgerRepository, PricedUsage } from './ledger.repository';
+
+const D = (value: string | number) => new Prisma.Decimal(value);
+const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
+
+describe('LedgerRepository.recordBatch (integration)', () => {
+  let prisma: PrismaService;
+  let ledger: LedgerRepository;
+
+  beforeAll(async () => {
+    prisma = new PrismaService(process.env.INTEGRATION_DATABASE_URL as string);
+    await prisma.$connect();
+    ledger = new LedgerRepository(prisma);
+  });
+
+  afterAll(async () => {
+    await prisma?.$disconnect();
+  });
+
+  const account = async (credits = '100'): Promise<string> => {
+    const id = newId('acct');
+    await prisma.account.create({ data: { id, plan: 'pro', credits: D(credits) } });
+    return id;
+  };
+
+  const proxyKey = async (accountId: string, spendWindow: SpendWindow | null, fields: { used?: string; startedAt?: string } = {}): Promise<string> => {
+    const id = newId('key');
+    await prisma.apiKey.create({
+      data: {
+        id,
+        accountId,
+        type: 'proxy',
+        keyHash: randomUUID(),
+        maskedKey: 'ek-proxy-...test',
+        allocatedAmount: D(1000),
+        usedAmount: D(fields.used ?? 0),
+        spendWindow,
+        windowStartedAt: fields.startedAt ? new Date(fields.startedAt) : null,
+      },
+    });
+    return id;
+  };
+
+  const usage = (accountId: string, credits: string, fields: Partial<UsageRecordedEvent> = {}): PricedUsage => ({
+    credits: D(credits),
+    event: {
+      requestId: newId('req'),
+      accountId,
+      keyId: `master_${accountId}`,
+      keyType: 'master',
+      maskedKey: 'ek-...test',
+      model: 'sim-chat',
+      route: 'chat.completions',
+      inputTokens: 10,
+      outputTokens: 20,
+      status: 'success',
+      ip: '127.0.0.1',
+      timestamp: Math.floor(Date.now() / 1000),
+      ...fields,
+    },
+  });
+
+  const onKey = (accountId: string, keyId: string, credits: string, at: string): PricedUsage =>
+    usage(accountId, credits, { keyId, keyType: 'proxy', timestamp: Date.parse(at) / 1000 });
+
+  const credits = async (accountId: string) => (await prisma.account.findUniqueOrThrow({ where: { id: accountId } })).credits.toFixed();
+  const keyState = async (keyId: string) => {
+    const key = await prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
+    return { used: key.usedAmount.toFixed(), startedAt: key.windowStartedAt?.toISOString() ?? null };
+  };
+  const daily = (accountId: string) =>
+    prisma.dailyUsage.findMany({ where: { accountId }, select: { day: true, route: true, requests: true, inputTokens: true } });
+  const logs = (accountId: string) => prisma.usageLog.count({ where: { accountId } });
+
+  it('charges a batch once: a request repeated in the batch or recorded before charges nothing and reports its first charge', async () => {
+    const accountId = await account('100');
+    const earlier = usage(accountId, '1.5');
+    expect(await ledger.recordBatch([earlier])).toEqual([{ state: 'recorded', credits: D('1.5'), windowId: undefined }]);
+
+    const a = usage(accountId, '0.000000000001');
+    const b = usage(accountId, '2.25', { route: 'messages', inputTokens: 5 });
+    // The earlier request delivered again, priced differently this time: its first charge stands.
+    const again = { ...earlier, credits: D('7') };
+    const results = await ledger.recordBatch([a, again, b, a, b]);
+    expect(results.map((result) => [result.state, result.credits.toFixed()])).toEqual([
+      ['recorded', '0.000000000001'],
+      ['duplicate', '1.5'],
+      ['recorded', '2.25'],
+      ['duplicate', '0.000000000001'],
+      ['duplicate', '2.25'],
+    ]);
+    expect(await credits(accountId)).toBe(D(100).minus('1.5').minus('0.000000000001').minus('2.25').toFixed());
+    expect(await logs(accountId)).toBe(3);
+    const counters = await daily(accountId);
+    expect(counters.map(({ route, requests, inputTokens }) => ({ route, requests, inputTokens })).sort((x, y) => x.route.localeCompare(y.route))).toEqual([
+      { route: 'chat.completions', requests: 2, inputTokens: 20n },
+      { route: 'messages', requests: 1, inputTokens: 5n },
+    ]);
+    expect(counters[0].day.toISOString().slice(0, 10)).toBe(new Date().toISOString().slice(0, 10));
+
+    // The whole batch delivered again: nothing more is charged.
+    expect((await ledger.recordBatch([a, b])).map((result) => result.state)).toEqual(['duplicate', 'duplicate']);
+    expect(await credits(accountId)).toBe(D(100).minus('3.750000000001').toFixed());
+  });
+
+  it('counts proxy-key spend by window in one batch: the newest window restarts the count, an older one counts nothing', async () => {
+    const accountId = await account('100');
+    const week1 = '2030-01-07T00:00:00.000Z';
+    const week2 = '2030-01-14T00:00:00.000Z';
+    // Stored: 1 credit in week 1. The batch: week 2, a late week-1 event, week 2 again.
+    const key = await proxyKey(accountId, 'weekly', { used: '1', startedAt: week1 });
+    const results = await ledger.recordBatch([
+      onKey(accountId, key, '2', '2030-01-15T10:00:00Z'),
+      onKey(accountId, key, '4', '2030-01-12T23:00:00Z'),
+      onKey(accountId, key, '3', '2030-01-16T10:00:00Z'),
+    ]);
+    expect(results.map((result) => result.windowId)).toEqual([String(Date.parse(week2)), String(Date.parse(week1)), String(Date.parse(week2))]);
+    expect(await keyState(key)).toEqual({ used: '5', startedAt: week2 });
+    // Every charge reaches the account, whichever window it counted in.
+    expect(await credits(accountId)).toBe('91');
+
+    // A key already in week 2 adds week-2 spend and ignores week 1.
+    await ledger.recordBatch([onKey(accountId, key, '4', '2030-01-08T10:00:00Z'), onKey(accountId, key, '0.5', '2030-01-14T00:00:00Z')]);
+    expect(await keyState(key)).toEqual({ used: '5.5', startedAt: week2 });
+
+    // A lifetime allocation adds everything and has no window.
+    const life = await proxyKey(accountId, null, { used: '1' });
+    const lifeResults = await ledger.recordBatch([onKey(accountId, life, '2', '2030-01-15T10:00:00Z'), onKey(accountId, life, '3', '2030-02-15T10:00:00Z')]);
+    expect(lifeResults.map((result) => result.windowId)).toEqual(['life', 'life']);
+    expect(await keyState(life)).toEqual({ used: '6', startedAt: null });
+  });
+
+  it('leaves a key exactly as event-by-event writes would, in any order', async () => {
+    const times = [
+      '2030-03-02T10:00:00Z',
+      '2030-03-01T23:59:59Z',
+      '2030-03-03T00:00:00Z',
+      '2030-03-02T12:00:00Z',
+      '2030-02-28T08:00:00Z',
+      '2030-03-03T05:00:00Z',
+    ];
+    for (const [window, stored] of [
+      ['daily', undefined],
+      ['daily', '2030-03-02T00:00:00.000Z'],
+      ['daily', '2030-03-05T00:00:00.000Z'],
+      ['monthly', '2030-02-01T00:00:00.000Z'],
+      ['weekly', undefined],
+    ] as [SpendWindow, string | undefined][]) {
+      for (let round = 0; round < 3; round++) {
+        const order = [...times].sort(() => Math.random() - 0.5);
+        const accountId = await account('100');
+        const one = await proxyKey(accountId, window, { used: stored ? '10' : '0', startedAt: stored });
+        const batched = await proxyKey(accountId, window, { used: stored ? '10' : '0', startedAt: stored });
+        for (const [i, at] of order.entries()) await ledger.recordBatch([onKey(accountId, one, String(i + 1), at)]);
+        await ledger.recordBatch(order.map((at, i) => onKey(accountId, batched, String(i + 1), at)));
+        expect({ window, stored, order, state: await keyState(batched) }).toEqual({ window, stored, order, state: await keyState(one) });
+      }
+    }
+  });
+
+  it('rejects a batch holding an event PostgreSQL cannot store, writing none of it', async () => {
+    const accountId = await account('10');
+    const good = usage(accountId, '1');
+    await expect(ledger.recordBatch([good, usage(accountId, '1', { inputTokens: 2 ** 31 })])).rejects.toThrow();
+    expect(await logs(accountId)).toBe(0);
+    expect(await credits(accountId)).toBe('10');
+  });
+
+  it('two replicas writing overlapping batches at once: no deadlock, every request charged exactly once', async () => {
+    const second = new PrismaService(process.env.INTEGRATION_DATABASE_URL as string);
+    await second.$connect();
+    try {
+      const replicas = [ledger, new LedgerRepository(second)];
+      const accounts = await Promise.all(Array.from({ length: 6 }, () => account('1000')));
+      const keys = await Promise.all(accounts.slice(0, 3).map((accountId) => proxyKey(accountId, 'daily')));
+      const events: PricedUsage[] = Array.from({ length: 1200 }, (_, i) => {
+        const accountId = accounts[i % accounts.length];
+        const charge = `0.${String(i + 1).padStart(6, '0')}123`;
+        const keyIndex = accounts.indexOf(accountId);
+        return keyIndex < 3 ? onKey(accountId, keys[keyIndex], charge, new Date().toISOString()) : usage(accountId, charge);
+      });
+      // Each replica gets every event in its own shuffled order (as redeliveries would), in batches of 100, four in flight.
+      await Promise.all(
+        replicas.map(async (replica) => {
+          const shuffled = [...events].sort(() => Math.random() - 0.5);
+          const batches = Array.from({ length: shuffled.length / 100 }, (_, i) => shuffled.slice(i * 100, i * 100 + 100));
+          const lanes = Array.from({ length: 4 }, async (_, lane) => {
+            for (let i = lane; i < batches.length; i += 4) await replica.recordBatch(batches[i]);
+          });
+          await Promise.all(lanes);
+        }),
+      );
+      for (const [index, accountId] of accounts.entries()) {
+        const mine = events.filter(({ event }) => event.accountId === accountId);
+        const total = mine.reduce((sum, { credits }) => sum.plus(credits), D(0));
+        expect(await logs(accountId)).toBe(mine.length);
+        expect(await credits(accountId)).toBe(D(1000).minus(total).toFixed());
+        expect((await daily(accountId)).map(({ requests }) => requests)).toEqual([mine.length]);
+        if (index < 3) expect((await keyState(keys[index])).used).toBe(total.toFixed());
+      }
+    } finally {
+      await second.$disconnect();
+    }
+  });
+});
