@@ -17,9 +17,27 @@ export function windowId(principal: Principal, now: Date): string {
   return spendWindowId(principal.proxy?.spendWindow ?? null, now);
 }
 
-/** A reservation the rate-limit guard made for a request; `claimed` once a relay has sent the request on. */
-export interface HeldReservation {
-  claimed: boolean;
+/**
+ * A reservation the rate-limit guard made for a request. A relay that sends the request on claims
+ * it (then settling or releasing it is the relay's); unclaimed, it is dropped before the response
+ * is sent (the edge's `onSend` hook: a client that retries at once finds its credits free) or, when
+ * the client left first, once the connection closes.
+ */
+export class HeldReservation {
+  private done = false;
+
+  constructor(private readonly release: () => Promise<void>) {}
+
+  claim(): void {
+    this.done = true;
+  }
+
+  /** Releases the reservation unless a relay claimed it (or it was dropped already). */
+  readonly drop = (): Promise<void> | undefined => {
+    if (this.done) return undefined;
+    this.done = true;
+    return this.release().catch(() => undefined);
+  };
 }
 
 /** The request as the budget sees it (the rate-limit guard's `MeteredRequest`). */
@@ -87,21 +105,19 @@ export class BudgetService {
     return new DomainError(ErrorCode.ServiceUnavailable, 'The credit balance could not be loaded; retry with backoff');
   }
 
-  /** Marks the request's reservation held, released when the response closes unless a relay claimed it. */
+  /** Marks the request's reservation held: released before the response, or when the connection closes, unless a relay claimed it. */
   hold(request: ReservingRequest, response: { once(event: 'close', listener: () => void): unknown }): void {
-    const reservation: HeldReservation = { claimed: false };
-    request.reservation = reservation;
     const { principal } = request;
     const requestId = String(request.id);
-    response.once('close', () => {
-      if (!reservation.claimed) void this.release(principal, requestId).catch(() => undefined);
-    });
+    const reservation = new HeldReservation(() => this.release(principal, requestId));
+    request.reservation = reservation;
+    response.once('close', reservation.drop);
   }
 
   /** The relay sends the request on: its reservation is now the relay's to settle or release. True when there is one. */
   claim(request: ReservingRequest): boolean {
     if (!request.reservation) return false;
-    request.reservation.claimed = true;
+    request.reservation.claim();
     return true;
   }
 
