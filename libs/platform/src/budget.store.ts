@@ -186,11 +186,7 @@ export interface AdmitGate {
   tokens: number;
 }
 
-export type AdmitResult = (
-  | ReserveResult
-  | { ok: false; reason: 'stale' }
-  | { ok: false; reason: 'requests' | 'tokens' }
-) & {
+export type AdmitResult = (ReserveResult | { ok: false; reason: 'stale' } | { ok: false; reason: 'requests' | 'tokens' }) & {
   /** The request and token windows as they stand, this request counted when it was admitted. */
   requests: number;
   tokens: number;

@@ -12,7 +12,7 @@ class AllocationStore implements BudgetStorePort {
   readonly spend = new Map<string, number>();
   balanced = false;
 
-  async admit(request: ReserveRequest, _gate: AdmitGate): Promise<AdmitResult> {
+  async admit(request: ReserveRequest): Promise<AdmitResult> {
     const windows = { requests: 0, tokens: 0 };
     if (!this.balanced) return { ok: false, reason: 'cold-balance', ...windows };
     const key = `${request.proxy!.keyId}:${request.proxy!.windowId}`;

@@ -122,7 +122,10 @@ export class RateLimitGuard implements CanActivate {
     const epochKey = revocationEpochKey(principal.accountId);
     const now = Date.now();
     if (!estimate || principal.keyType === 'dev') {
-      const decision = await this.limiter.check({ accountId, limit, tokens, epochKey, expectedEpoch: request.authEpoch ?? '', freePoll: policy.freeSummaryPoll }, now);
+      const decision = await this.limiter.check(
+        { accountId, limit, tokens, epochKey, expectedEpoch: request.authEpoch ?? '', freePoll: policy.freeSummaryPoll },
+        now,
+      );
       if (decision === 'stale') return 'stale';
       this.answer(reply, decision, principal.plan);
       return;
