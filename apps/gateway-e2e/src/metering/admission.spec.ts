@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { Client } from 'pg';
-import { api, ApiResponse, createAccount, createProxyKey, sleep } from '../support/api';
+import { api, ApiResponse, createAccount, createDevPass, createProxyKey, sleep } from '../support/api';
 import { suiteInfo } from '../support/suite-info';
 
 const CHAT = { model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: 'admission probe' }] };
@@ -58,6 +58,19 @@ describe('admission: epoch, rate limit and reservation in one script', () => {
     const after = await api('GET', '/v1/models', { key: account.masterKey });
     expect(remaining(after, 'requests')).toBe(remaining(before, 'requests') - 2);
     expect(remaining(after, 'tokens')).toBe(remaining(served, 'tokens'));
+  });
+
+  it('a DevPass key uses no credits (an account with none is served) and is still rate-limited', async () => {
+    await withinOneWindow(15);
+    const account = createAccount('free', '0');
+    const devKey = createDevPass(account.accountId);
+    const body = { ...CHAT, model: 'sim-coder:dev' };
+    const first = await api('POST', '/v1/chat/completions', { key: devKey, body });
+    expect(first.status).toBe(200);
+    const second = await api('POST', '/v1/chat/completions', { key: devKey, body });
+    expect(second.status).toBe(200);
+    expect(remaining(second, 'requests')).toBe(remaining(first, 'requests') - 1);
+    expect(remaining(second, 'tokens')).toBeLessThan(remaining(first, 'tokens'));
   });
 
   it('a body refused after the reservation (validation) releases it before the answer: an immediate retry finds the credits', async () => {
