@@ -71,9 +71,8 @@ export class RequestObserver {
   }
 
   register(fastify: FastifyInstance): void {
-    // A callback hook, not an async one: no promise and no extra turn per request.
-    fastify.addHook('onRequest', (request, reply, done) => {
-      if (PROBE_ROUTES.has(request.routeOptions.url ?? '')) return done();
+    fastify.addHook('onRequest', async (request, reply) => {
+      if (PROBE_ROUTES.has(request.routeOptions.url ?? '')) return;
       const endWork = this.shutdown.beginWork();
       this.inflight.inc();
       let finished = false;
@@ -85,8 +84,7 @@ export class RequestObserver {
         nameSpan(request, summary);
         this.complete(summary);
       });
-      if (this.shutdown.draining) return void this.refuse(request, reply);
-      done();
+      if (this.shutdown.draining) return this.refuse(request, reply);
     });
   }
 
