@@ -133,7 +133,9 @@ export class EdgeModule {
             })),
           ],
         },
-        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        ApiKeyGuard,
+        // The rate-limit guard asks this one to authenticate a request again (a stale revocation epoch).
+        { provide: APP_GUARD, useExisting: ApiKeyGuard },
         // After authentication (guards run in registration order).
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_PIPE, useClass: DtoValidationPipe },

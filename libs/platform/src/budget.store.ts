@@ -30,7 +30,7 @@ export interface ReserveRequest {
  * usage event never came) are swept a few at a time.
  * KEYS: 1 balance, 2 reservations, 3 total, 4 expiries, 5 key spend, 6 key reservations, 7 key total, 8 key expiries
  */
-const RESERVE = `
+const RESERVE_FUNCTIONS = `
 local function sweep(hash, total, expiries, now)
   local expired = redis.call('ZRANGEBYSCORE', expiries, '-inf', now, 'LIMIT', 0, 16)
   for _, id in ipairs(expired) do
@@ -49,6 +49,9 @@ local function hold(hash, total, expiries, id, cost, expires, ttl)
   redis.call('ZADD', expiries, expires, id)
   for _, key in ipairs({hash, total, expiries}) do redis.call('PEXPIRE', key, ttl * 2) end
 end
+`;
+
+const RESERVE = `${RESERVE_FUNCTIONS}
 local id, cost, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local balance = redis.call('GET', KEYS[1])
 if not balance then return {'cold-balance', 0} end
@@ -64,6 +67,66 @@ if allocation >= 0 then
 end
 hold(KEYS[2], KEYS[3], KEYS[4], id, cost, now + ttl, ttl)
 return {'ok', 0}
+`;
+
+/**
+ * The edge's gate, shared by its two scripts (this file's ADMIT and the edge's rate limiter): the
+ * revocation-epoch check and the plan's fixed one-minute windows of requests and tokens.
+ * `stale(key, expected)`: the account's epoch differs from the one the caller's cached principal was
+ * filled under (an empty `expected` skips the check: the principal is fresh from key-service).
+ * `rate_check` reads the windows and refuses a request that would pass either limit, counting
+ * nothing; `rate_count` counts an admitted one.
+ */
+export const GATE_FUNCTIONS = `
+local function stale(key, expected)
+  return expected ~= '' and (redis.call('GET', key) or '0') ~= expected
+end
+local function rate_check(rkey, tkey, request_limit, token_limit, cost)
+  local requests = tonumber(redis.call('GET', rkey) or '0')
+  local tokens = tonumber(redis.call('GET', tkey) or '0')
+  if requests + 1 > request_limit then return 'requests', requests, tokens end
+  if cost > 0 and tokens + cost > token_limit then return 'tokens', requests, tokens end
+  return '', requests, tokens
+end
+local function rate_count(rkey, tkey, cost)
+  redis.call('INCR', rkey)
+  redis.call('EXPIRE', rkey, 120)
+  if cost > 0 then
+    redis.call('INCRBY', tkey, cost)
+    redis.call('EXPIRE', tkey, 120)
+  end
+end
+`;
+
+/*
+ * One round trip per metered request: the revocation epoch, the rate limit, then the reservation,
+ * committing nothing unless all three pass — a request refused for its budget counts nothing
+ * against the rate limit. The reservation is RESERVE's, in the same keys and layout.
+ * KEYS: 1-8 as RESERVE's, 9 revocation epoch, 10 requests window, 11 tokens window
+ * ARGV: 1-5 as RESERVE's, 6 expected epoch ('' skips it), 7 requests per minute, 8 tokens per minute, 9 tokens
+ * Returns {state, available, requests, tokens}: the windows as they stand (counted on 'ok').
+ */
+const ADMIT = `${RESERVE_FUNCTIONS}${GATE_FUNCTIONS}
+if stale(KEYS[9], ARGV[6]) then return {'stale', 0, 0, 0} end
+local rate_cost = tonumber(ARGV[9])
+local exceeded, requests, tokens = rate_check(KEYS[10], KEYS[11], tonumber(ARGV[7]), tonumber(ARGV[8]), rate_cost)
+if exceeded ~= '' then return {exceeded, 0, requests, tokens} end
+local id, cost, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local balance = redis.call('GET', KEYS[1])
+if not balance then return {'cold-balance', 0, requests, tokens} end
+local available = tonumber(balance) - sweep(KEYS[2], KEYS[3], KEYS[4], now)
+if available < cost then return {'credits', math.max(available, 0), requests, tokens} end
+local allocation = tonumber(ARGV[5])
+if allocation >= 0 then
+  local used = redis.call('GET', KEYS[5])
+  if not used then return {'cold-allocation', 0, requests, tokens} end
+  local left = allocation - tonumber(used) - sweep(KEYS[6], KEYS[7], KEYS[8], now)
+  if left < cost then return {'allocation', math.max(left, 0), requests, tokens} end
+  hold(KEYS[6], KEYS[7], KEYS[8], id, cost, now + ttl, ttl)
+end
+hold(KEYS[2], KEYS[3], KEYS[4], id, cost, now + ttl, ttl)
+rate_count(KEYS[10], KEYS[11], rate_cost)
+return {'ok', 0, requests + 1, tokens + rate_cost}
 `;
 
 /**
@@ -110,8 +173,28 @@ export function toNano(credits: string | number): number {
   return sign * (nano + (rest && sign > 0 ? 1 : 0));
 }
 
+/** What the edge's gate checks before the reservation (see ADMIT). */
+export interface AdmitGate {
+  /** The account's revocation-epoch key and the epoch the caller's principal was filled under ('' skips the check). */
+  epochKey: string;
+  expectedEpoch: string;
+  /** The plan's windows: their keys, limits, and the tokens this request counts. */
+  requestsKey: string;
+  tokensKey: string;
+  requestsPerMinute: number;
+  tokensPerMinute: number;
+  tokens: number;
+}
+
+export type AdmitResult = (ReserveResult | { ok: false; reason: 'stale' } | { ok: false; reason: 'requests' | 'tokens' }) & {
+  /** The request and token windows as they stand, this request counted when it was admitted. */
+  requests: number;
+  tokens: number;
+};
+
 /** The scripts as ioredis commands: sent once, then called by SHA (EVALSHA). */
 interface BudgetCommands {
+  gatewayAdmit(...args: string[]): Promise<[string, number, number, number]>;
   gatewayReserve(...args: string[]): Promise<[string, number]>;
   gatewaySettle(...args: string[]): Promise<number>;
 }
@@ -120,6 +203,7 @@ export class BudgetStore {
   private readonly redis: Redis & BudgetCommands;
 
   constructor(redis: Redis) {
+    redis.defineCommand('gatewayAdmit', { numberOfKeys: 11, lua: ADMIT });
     redis.defineCommand('gatewayReserve', { numberOfKeys: 8, lua: RESERVE });
     redis.defineCommand('gatewaySettle', { numberOfKeys: 8, lua: SETTLE });
     this.redis = redis as Redis & BudgetCommands;
@@ -141,6 +225,36 @@ export class BudgetStore {
     if (state === 'ok') return { ok: true };
     if (state === 'credits' || state === 'allocation') return { ok: false, reason: state, available: Number(available) };
     return { ok: false, reason: state as 'cold-balance' | 'cold-allocation' };
+  }
+
+  /**
+   * The edge's one round trip per metered request: the revocation epoch, the rate limit and the
+   * reservation (`reserve`'s, same keys and layout), all or nothing.
+   */
+  async admit(request: ReserveRequest, gate: AdmitGate): Promise<AdmitResult> {
+    const proxy = request.proxy;
+    const [state, available, requests, tokens] = await this.redis.gatewayAdmit(
+      keys.balance(request.accountId),
+      ...keys.reservations(request.accountId),
+      proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : 'unused:spend',
+      ...(proxy ? keys.reservations(proxy.keyId) : ['unused:a', 'unused:b', 'unused:c']),
+      gate.epochKey,
+      gate.requestsKey,
+      gate.tokensKey,
+      request.requestId,
+      String(request.costNano),
+      String(Date.now()),
+      String(request.ttlMs),
+      String(proxy ? proxy.allocationNano : -1),
+      gate.expectedEpoch,
+      String(gate.requestsPerMinute),
+      String(gate.tokensPerMinute),
+      String(gate.tokens),
+    );
+    const windows = { requests: Number(requests), tokens: Number(tokens) };
+    if (state === 'ok') return { ok: true, ...windows };
+    if (state === 'credits' || state === 'allocation') return { ok: false, reason: state, available: Number(available), ...windows };
+    return { ok: false, reason: state as 'cold-balance' | 'cold-allocation' | 'stale' | 'requests' | 'tokens', ...windows };
   }
 
   /** Loads the database's figures when Redis has none (first request, or after the TTL). */

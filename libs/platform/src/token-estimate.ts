@@ -1,4 +1,4 @@
-import { encode } from 'gpt-tokenizer';
+import { countTokens } from 'gpt-tokenizer';
 
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
@@ -56,6 +56,7 @@ function countWithinBudget(text: string): number {
     runBytes += Buffer.byteLength(run, 'utf8');
     return ' ';
   });
-  if (runBytes === 0) return encode(text, PLAIN_TEXT).length;
-  return runBytes + (rest.trim().length === 0 ? 0 : encode(rest, PLAIN_TEXT).length);
+  // countTokens is encode().length without the array of tokens: the same count, about a third cheaper.
+  if (runBytes === 0) return countTokens(text, PLAIN_TEXT);
+  return runBytes + (rest.trim().length === 0 ? 0 : countTokens(rest, PLAIN_TEXT));
 }

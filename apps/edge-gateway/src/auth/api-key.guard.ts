@@ -6,7 +6,7 @@ import { DomainError } from '@gateway/platform';
 import type { FastifyRequest } from 'fastify';
 import { AccessContext, assertAccess } from './access-policy';
 import { ACCEPTS_X_API_KEY, ALLOWED_KEY_TYPES, AuthenticatedRequest, DECISION_MODEL_ROUTE, PUBLIC_ROUTE, SKIP_ACCESS_CHECKS } from './auth.decorators';
-import { AuthCacheService } from './auth-cache.service';
+import { Authenticated, AuthCacheService } from './auth-cache.service';
 import { KeyUsageTracker } from './key-usage.tracker';
 
 const KEY_TYPE_NAMES: Record<KeyType, string> = { master: 'master', proxy: 'proxy', dev: 'DevPass' };
@@ -29,12 +29,25 @@ function requestedModel(request: FastifyRequest): string | undefined {
   return body && typeof body === 'object' && typeof body.model === 'string' ? body.model : undefined;
 }
 
+/** What a handler declares to the guard, read once per handler. */
+interface AuthPolicy {
+  public: boolean;
+  acceptsXApiKey: boolean;
+  allowed?: KeyType[];
+  skipAccessChecks: boolean;
+  decisionModelRoute: boolean;
+}
+
 /**
  * Authenticates every route but those marked public, from the edge's cache, and applies the key's
- * scope: proxy-key state, model whitelist, IP allowlist, and the DevPass model rule.
+ * scope: proxy-key state, model whitelist, IP allowlist, and the DevPass model rule. A cached
+ * principal's revocation epoch is checked by the rate-limit guard's script, in the same round trip
+ * as the rate limit; when it moved, that guard calls `reauthenticate`.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  private readonly policies = new WeakMap<object, AuthPolicy>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly cache: AuthCacheService,
@@ -42,31 +55,63 @@ export class ApiKeyGuard implements CanActivate {
     private readonly catalog: ModelCatalog,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+  canActivate(context: ExecutionContext): Promise<boolean> | boolean {
+    const policy = this.policyOf(context);
+    if (policy.public) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const key = bearerKey(request, this.reflector.getAllAndOverride<boolean>(ACCEPTS_X_API_KEY, targets) ?? false);
-    if (!key) {
-      throw new DomainError(ErrorCode.Unauthenticated, 'Missing API key: send the header Authorization: Bearer <API_KEY>');
+    return this.authorize(request, policy, this.cache.authenticate(this.keyOf(request, policy)));
+  }
+
+  /**
+   * The account's revocation epoch moved since the request's principal was cached: asks key-service
+   * again and applies the key's scope anew (a revoked key is now a 401, a narrowed one a 403).
+   */
+  async reauthenticate(context: ExecutionContext): Promise<void> {
+    const policy = this.policyOf(context);
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    await this.authorize(request, policy, this.cache.reauthenticate(this.keyOf(request, policy)));
+  }
+
+  private policyOf(context: ExecutionContext): AuthPolicy {
+    const handler = context.getHandler();
+    let policy = this.policies.get(handler);
+    if (!policy) {
+      const targets = [handler, context.getClass()];
+      policy = {
+        public: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
+        acceptsXApiKey: this.reflector.getAllAndOverride<boolean>(ACCEPTS_X_API_KEY, targets) ?? false,
+        allowed: this.reflector.getAllAndOverride<KeyType[] | undefined>(ALLOWED_KEY_TYPES, targets),
+        skipAccessChecks: this.reflector.getAllAndOverride<boolean>(SKIP_ACCESS_CHECKS, targets) ?? false,
+        decisionModelRoute: this.reflector.getAllAndOverride<boolean>(DECISION_MODEL_ROUTE, targets) ?? false,
+      };
+      this.policies.set(handler, policy);
     }
-    const authenticated = await this.cache.authenticate(key);
+    return policy;
+  }
+
+  private keyOf(request: FastifyRequest, policy: AuthPolicy): string {
+    const key = bearerKey(request, policy.acceptsXApiKey);
+    if (!key) throw new DomainError(ErrorCode.Unauthenticated, 'Missing API key: send the header Authorization: Bearer <API_KEY>');
+    return key;
+  }
+
+  private async authorize(request: AuthenticatedRequest, policy: AuthPolicy, lookup: Promise<Authenticated | null>): Promise<boolean> {
+    const authenticated = await lookup;
     if (!authenticated) throw new DomainError(ErrorCode.Unauthenticated, 'Invalid API key');
     const { principal, ipAllowlist } = authenticated;
     request.principal = principal;
     request.ipAllowlist = ipAllowlist;
+    request.authEpoch = authenticated.epoch ?? '';
 
-    const allowed = this.reflector.getAllAndOverride<KeyType[] | undefined>(ALLOWED_KEY_TYPES, targets);
+    const allowed = policy.allowed;
     if (allowed && !allowed.includes(principal.keyType)) {
       throw new DomainError(
         ErrorCode.Forbidden,
         `This endpoint requires a ${allowed.map((type) => KEY_TYPE_NAMES[type]).join(' or ')} key; a ${KEY_TYPE_NAMES[principal.keyType]} key was sent`,
       );
     }
-    if (!this.reflector.getAllAndOverride<boolean>(SKIP_ACCESS_CHECKS, targets)) {
-      const model = this.reflector.getAllAndOverride<boolean>(DECISION_MODEL_ROUTE, targets)
-        ? this.decisionModel(request, principal.keyType)
-        : { model: requestedModel(request) };
+    if (!policy.skipAccessChecks) {
+      const model = policy.decisionModelRoute ? this.decisionModel(request, principal.keyType) : { model: requestedModel(request) };
       assertAccess(principal, ipAllowlist, { ip: request.ip, nowSeconds: Math.floor(Date.now() / 1000), ...model });
     }
     this.usage.touch(principal.keyId);

@@ -56,6 +56,16 @@ async function warm(cache: AuthCacheService, ...keys: string[]): Promise<void> {
   }
 }
 
+/**
+ * What the rate-limit guard does with an answer: a cached one carries the epoch it was filled under,
+ * which the request's script compares with the current one; a difference asks key-service again.
+ */
+async function admit(cache: AuthCacheService, epochs: EpochStore, key: string) {
+  const found = await cache.authenticate(key);
+  if (found?.epoch === undefined) return found;
+  return (await epochs.current(found.principal.accountId)) === found.epoch ? found : cache.reauthenticate(key);
+}
+
 describe('AuthCacheService', () => {
   it('asks key-service once per key, however many requests arrive together', async () => {
     const { stub, cache } = setup();
@@ -97,20 +107,37 @@ describe('AuthCacheService', () => {
     replica.stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
     await warm(replica.cache, 'ek-a');
     expect(replica.stub.calls).toBe(2);
+    expect(await admit(replica.cache, epochs, 'ek-a')).not.toBeNull();
+    expect(replica.stub.calls).toBe(2);
     await other.cache.forgetAccount('acct_a');
     replica.stub.principals.delete(AuthCacheService.hash('ek-a'));
-    expect(await replica.cache.authenticate('ek-a')).toBeNull();
+    expect(await admit(replica.cache, epochs, 'ek-a')).toBeNull();
     expect(replica.stub.calls).toBe(3);
   });
 
-  it('does not trust a cached entry while the epoch cannot be read', async () => {
+  it('answers a hit with the epoch it was filled under, and a fresh answer with none', async () => {
     const { stub, cache, epochs } = setup();
     stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
-    await warm(cache, 'ek-a');
-    epochs.down = true;
-    await cache.authenticate('ek-a');
-    await cache.authenticate('ek-a');
-    expect(stub.calls).toBe(4);
+    expect((await cache.authenticate('ek-a'))?.epoch).toBeUndefined();
+    await epochs.bump('acct_a');
+    expect((await cache.authenticate('ek-a'))?.epoch).toBeUndefined(); // the first answer was not cached
+    expect((await cache.authenticate('ek-a'))?.epoch).toBe('1');
+    expect(stub.calls).toBe(2);
+    const fresh = await cache.reauthenticate('ek-a');
+    expect(fresh?.epoch).toBeUndefined();
+    expect(stub.calls).toBe(3);
+  });
+
+  it('asks key-service anew on reauthenticate, not joining a lookup that began before the change', async () => {
+    const { stub, cache } = setup();
+    stub.principals.set(AuthCacheService.hash('ek-a'), principal('acct_a'));
+    let release!: () => void;
+    stub.gate = new Promise((resolve) => (release = resolve));
+    const before = cache.authenticate('ek-a');
+    const after = cache.reauthenticate('ek-a');
+    release();
+    await Promise.all([before, after]);
+    expect(stub.calls).toBe(2);
   });
 
   it('stores an answer that straddles a bump under the old epoch, so the next hit asks again', async () => {
@@ -127,7 +154,7 @@ describe('AuthCacheService', () => {
     await pending;
     stub.gate = undefined;
     stub.principals.delete(AuthCacheService.hash('ek-a'));
-    expect(await cache.authenticate('ek-a')).toBeNull();
+    expect(await admit(cache, epochs, 'ek-a')).toBeNull();
     expect(stub.calls).toBe(3);
   });
 

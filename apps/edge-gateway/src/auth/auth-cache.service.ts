@@ -17,6 +17,12 @@ export interface AuthCacheOptions {
 export interface Authenticated {
   principal: Principal;
   ipAllowlist: IpAllowlist;
+  /**
+   * Set on an answer from the cache: the account's revocation epoch it was filled under, which the
+   * request's rate-limit script compares with the current one (a difference: `reauthenticate`).
+   * Unset on an answer fresh from key-service.
+   */
+  epoch?: string;
 }
 
 interface Entry {
@@ -32,8 +38,10 @@ const EMPTY_ALLOWLIST = new IpAllowlist([]);
 /**
  * key SHA-256 → principal, in memory on each edge replica. A miss asks key-service once (concurrent
  * misses for one key share the call). A hit is trusted only while the account's revocation epoch
- * (`RevocationEpochs`, one Redis GET) is the one it was filled under: a key change answered on any
- * replica is seen by the next request on every replica. `keys.changed` drops the account's entries
+ * (`RevocationEpochs`) is the one it was filled under: the hit carries that epoch, and the request's
+ * one Redis script (rate limit, reservation) compares it and answers 'stale' having changed nothing,
+ * upon which the guard calls `reauthenticate`. A key change answered on any replica is thus seen by
+ * the next request on every replica, with no round trip of its own. `keys.changed` drops the account's entries
  * early; the TTL bounds staleness of changes made outside the API (the admin CLI) if an event is lost.
  */
 @Injectable()
@@ -55,23 +63,30 @@ export class AuthCacheService {
     return createHash('sha256').update(key).digest('hex');
   }
 
-  async authenticate(key: string): Promise<Authenticated | null> {
+  /** The cached answer (its `epoch` still to be checked by the caller), else key-service's. */
+  authenticate(key: string): Promise<Authenticated | null> {
     const keyHash = AuthCacheService.hash(key);
     const cached = this.entries.get(keyHash);
-    if (cached && cached.expiresAt > Date.now() && (await this.stillCurrent(cached))) return cached.value;
+    if (cached && cached.expiresAt > Date.now()) return Promise.resolve(cached.value);
+    return this.fetchShared(keyHash);
+  }
+
+  /** The account's epoch moved since `key`'s entry was filled: its entry is dropped and key-service asked again. */
+  reauthenticate(key: string): Promise<Authenticated | null> {
+    const keyHash = AuthCacheService.hash(key);
+    this.drop(keyHash);
+    // A call already in flight may have been asked before the change: this one asks after it.
+    this.inFlight.delete(keyHash);
+    return this.fetchShared(keyHash);
+  }
+
+  private fetchShared(keyHash: string): Promise<Authenticated | null> {
     let pending = this.inFlight.get(keyHash);
     if (!pending) {
       pending = this.fetch(keyHash).finally(() => this.inFlight.delete(keyHash));
       this.inFlight.set(keyHash, pending);
     }
     return pending;
-  }
-
-  /** Unknown keys (no account) are not revocable; with Redis down a hit cannot be checked, so it is not trusted. */
-  private async stillCurrent(entry: Entry): Promise<boolean> {
-    if (!entry.accountId) return true;
-    const epoch = await this.epochs.current(entry.accountId).catch(() => undefined);
-    return epoch !== undefined && epoch === entry.epoch;
   }
 
   invalidate(event: KeysChangedEvent): void {
@@ -137,7 +152,8 @@ export class AuthCacheService {
     }
     const accountId = value?.principal.accountId ?? null;
     const ttl = value ? this.options.ttlMs : this.options.negativeTtlMs;
-    this.entries.set(keyHash, { value, accountId, epoch, expiresAt: Date.now() + ttl });
+    // The cached answer carries its epoch for the request's script to compare.
+    this.entries.set(keyHash, { value: value && { ...value, epoch }, accountId, epoch, expiresAt: Date.now() + ttl });
     if (accountId) {
       let hashes = this.byAccount.get(accountId);
       if (!hashes) this.byAccount.set(accountId, (hashes = new Set()));

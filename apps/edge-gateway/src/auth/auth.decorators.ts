@@ -38,6 +38,8 @@ export const DecisionModelRoute = () => SetMetadata(DECISION_MODEL_ROUTE, true);
 export interface AuthenticatedRequest extends FastifyRequest {
   principal: Principal;
   ipAllowlist: IpAllowlist;
+  /** The revocation epoch the principal was cached under, for the rate-limit script to compare; '' when fresh from key-service. */
+  authEpoch: string;
 }
 
 export const CurrentPrincipal = createParamDecorator(

@@ -40,11 +40,22 @@ export class IpAllowlist {
   }
 }
 
+/** Addresses already normalized: parsing one costs more than the rest of a request's caller context. */
+const normalized = new Map<string, string>();
+const NORMALIZED_MAX = 4096;
+
 /** The caller address as logs show it: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) written as IPv4. */
 export function normalizeIp(ip: string): string {
-  try {
-    return ipaddr.process(ip).toString();
-  } catch {
-    return ip;
+  let result = normalized.get(ip);
+  if (result === undefined) {
+    try {
+      result = ipaddr.process(ip).toString();
+    } catch {
+      result = ip;
+    }
+    // Bounded: a flood of distinct addresses starts the memo over rather than growing it.
+    if (normalized.size >= NORMALIZED_MAX) normalized.clear();
+    normalized.set(ip, result);
   }
+  return result;
 }

@@ -3,12 +3,15 @@ import { RedisConnection } from '@gateway/platform';
 
 const PREFIX = 'auth:epoch:';
 
+/** The account's epoch key, which the edge's request scripts compare in the same round trip as the rate limit. */
+export const revocationEpochKey = (accountId: string): string => PREFIX + accountId;
+
 /**
  * Per-account revocation epochs in Redis, shared by every edge replica: the barrier that makes a
  * key change hold on all replicas once its call has answered (docs/api.md, "Guarantees").
- * A revoking call bumps the account's epoch before it answers; every cache hit compares the epoch
- * its entry was filled under with the current one (one GET) and asks key-service again when they
- * differ. `keys.changed` broadcasts still drop entries early, but correctness no longer waits on them.
+ * A revoking call bumps the account's epoch before it answers; every request served from a cache
+ * hit has its rate-limit script compare the epoch the entry was filled under with the current one
+ * (in the same round trip) and asks key-service again when they differ. `keys.changed` broadcasts still drop entries early, but correctness no longer waits on them.
  */
 @Injectable()
 export class RevocationEpochs {

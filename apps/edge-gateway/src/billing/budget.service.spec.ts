@@ -1,5 +1,5 @@
 import type { AccountBudget, Principal } from '@gateway/contracts';
-import { NANO_PER_CREDIT, ReserveRequest, ReserveResult } from '@gateway/platform';
+import { AdmitGate, AdmitResult, NANO_PER_CREDIT, ReserveRequest } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetService, BudgetStorePort } from './budget.service';
 
@@ -12,14 +12,17 @@ class AllocationStore implements BudgetStorePort {
   readonly spend = new Map<string, number>();
   balanced = false;
 
-  async reserve(request: ReserveRequest): Promise<ReserveResult> {
-    if (!this.balanced) return { ok: false, reason: 'cold-balance' };
+  async admit(request: ReserveRequest): Promise<AdmitResult> {
+    const windows = { requests: 0, tokens: 0 };
+    if (!this.balanced) return { ok: false, reason: 'cold-balance', ...windows };
     const key = `${request.proxy!.keyId}:${request.proxy!.windowId}`;
     const used = this.spend.get(key);
-    if (used === undefined) return { ok: false, reason: 'cold-allocation' };
-    if (used + request.costNano > request.proxy!.allocationNano) return { ok: false, reason: 'allocation', available: request.proxy!.allocationNano - used };
+    if (used === undefined) return { ok: false, reason: 'cold-allocation', ...windows };
+    if (used + request.costNano > request.proxy!.allocationNano) {
+      return { ok: false, reason: 'allocation', available: request.proxy!.allocationNano - used, ...windows };
+    }
     this.spend.set(key, used + request.costNano);
-    return { ok: true };
+    return { ok: true, ...windows };
   }
 
   async release(): Promise<void> {
@@ -44,6 +47,8 @@ const weeklyKey: Principal = {
   proxy: { isActive: true, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '1', spendWindow: 'weekly', enabledThinking: false },
 };
 
+const gate: AdmitGate = { epochKey: 'e', expectedEpoch: '', requestsKey: 'r', tokensKey: 't', requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
+
 describe('BudgetService spend windows (with an injected clock)', () => {
   it('refuses a weekly key that spent its allocation this week, and lets it through once the next week begins', async () => {
     const store = new AllocationStore();
@@ -53,11 +58,16 @@ describe('BudgetService spend windows (with an injected clock)', () => {
     const services = { request: async () => ledger } as unknown as ServiceClient;
     const budget = new BudgetService(store, services, 60_000, () => now);
 
-    await expect(budget.reserve(weeklyKey, 'req_1', 0.5)).rejects.toThrow(/Proxy key allocation exhausted/);
+    const reserve = async (requestId: string) => {
+      const result = await budget.admit(weeklyKey, requestId, 0.5, gate);
+      if (!result.ok) throw budget.refusal(weeklyKey, result.costNano, result as never);
+    };
+
+    await expect(reserve('req_1')).rejects.toThrow(/Proxy key allocation exhausted/);
     now = new Date('2030-01-13T23:59:59Z'); // Sunday: still that week
-    await expect(budget.reserve(weeklyKey, 'req_2', 0.5)).rejects.toThrow(/Proxy key allocation exhausted/);
+    await expect(reserve('req_2')).rejects.toThrow(/Proxy key allocation exhausted/);
     now = new Date('2030-01-14T00:00:00Z'); // Monday: a new window, whatever the ledger still holds
-    await expect(budget.reserve(weeklyKey, 'req_3', 0.5)).resolves.toBeUndefined();
+    await expect(reserve('req_3')).resolves.toBeUndefined();
     expect(store.spend.get(`key_w:${Date.parse('2030-01-14T00:00:00Z')}`)).toBe(0.5 * NANO_PER_CREDIT);
   });
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AccountBudget, AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Subjects } from '@gateway/contracts';
-import { BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, toNano } from '@gateway/platform';
+import { AdmitGate, AdmitResult, BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, ReserveRequest, ReserveResult, toNano } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 
 export const RESERVATION_TTL_MS = Symbol('RESERVATION_TTL_MS');
@@ -8,7 +8,7 @@ export const RESERVATION_TTL_MS = Symbol('RESERVATION_TTL_MS');
 export const BUDGET_CLOCK = Symbol('BUDGET_CLOCK');
 
 /** What the budget needs of the Redis store (BudgetStore). */
-export type BudgetStorePort = Pick<BudgetStore, 'reserve' | 'release' | 'primeBalance' | 'primeKeySpend'>;
+export type BudgetStorePort = Pick<BudgetStore, 'admit' | 'release' | 'primeBalance' | 'primeKeySpend'>;
 
 const credits = (nano: number) => (nano / NANO_PER_CREDIT).toFixed(9).replace(/\.?0+$/, '');
 
@@ -18,10 +18,46 @@ export function windowId(principal: Principal, now: Date): string {
 }
 
 /**
+ * A reservation the rate-limit guard made for a request. A relay that sends the request on claims
+ * it (then settling or releasing it is the relay's); unclaimed, it is dropped before the response
+ * is sent (the edge's `onSend` hook: a client that retries at once finds its credits free) or, when
+ * the client left first, once the connection closes.
+ */
+export class HeldReservation {
+  private done = false;
+
+  constructor(private readonly release: () => Promise<void>) {}
+
+  claim(): void {
+    this.done = true;
+  }
+
+  /** Releases the reservation unless a relay claimed it (or it was dropped already). */
+  readonly drop = (): Promise<void> | undefined => {
+    if (this.done) return undefined;
+    this.done = true;
+    return this.release().catch(() => undefined);
+  };
+}
+
+/** The request as the budget sees it (the rate-limit guard's `MeteredRequest`). */
+interface ReservingRequest {
+  id: unknown;
+  principal: Principal;
+  reservation?: HeldReservation;
+}
+
+/**
  * Reserves a request's worst-case cost against the account's credits and, for a proxy key, its
- * allocation in the current spend window — atomically in Redis, so every edge replica shares one
- * budget. metering-service settles each reservation to the real cost. No reservation, no
- * upstream call: 402 naming the limit.
+ * allocation in the current spend window — atomically in Redis, in the same script as the
+ * revocation-epoch check and the rate limit (`BudgetStore.admit`), so every edge replica shares one
+ * budget and a request costs one round trip. metering-service settles each reservation to the real
+ * cost. No reservation, no upstream call: 402 naming the limit.
+ *
+ * The reservation is made at the guard, before the body is validated and the handler runs; the
+ * relay that sends the request on `claim`s it (and releases it if the router never answers). A
+ * reservation nobody claimed when the response closes (a 4xx from validation, the handler, the
+ * client leaving) is released then, since no usage event will settle it.
  */
 @Injectable()
 export class BudgetService {
@@ -36,38 +72,66 @@ export class BudgetService {
     this.now = clock ?? (() => new Date());
   }
 
-  async reserve(principal: Principal, requestId: string, worstCaseCredits: number): Promise<void> {
-    if (principal.keyType === 'dev') return; // DevPass usage never uses credits.
+  /**
+   * One script: the gate (epoch, rate limit) and the reservation, all or nothing. A cold balance or
+   * allocation is primed from account-service and the script run once more. The result's refusals
+   * are for the caller to answer (`refusal`), in the gate's order: stale, rate limit, budget.
+   */
+  async admit(principal: Principal, requestId: string, worstCaseCredits: number, gate: AdmitGate): Promise<AdmitResult & { costNano: number }> {
     const now = this.now();
+    const request = this.reservation(principal, requestId, worstCaseCredits, now);
+    let result = await this.store.admit(request, gate);
+    if (!result.ok && (result.reason === 'cold-balance' || result.reason === 'cold-allocation')) {
+      await this.prime(principal, now);
+      result = await this.store.admit(request, gate);
+    }
+    return { ...result, costNano: request.costNano };
+  }
+
+  /** The 402 (or 503) for a reservation the script refused. */
+  refusal(principal: Principal, costNano: number, result: ReserveResult): DomainError {
+    if (!result.ok && result.reason === 'credits') {
+      return new DomainError(
+        ErrorCode.InsufficientCredits,
+        `Insufficient credits: this request may cost up to ${credits(costNano)} credits and the account has ${credits(result.available)} available`,
+      );
+    }
+    if (!result.ok && result.reason === 'allocation') {
+      return new DomainError(
+        ErrorCode.AllocationExhausted,
+        `Proxy key allocation exhausted: this request may cost up to ${credits(costNano)} credits and the key has ${credits(result.available)} of its ${principal.proxy?.spendWindow ?? 'lifetime'} allocation left`,
+      );
+    }
+    return new DomainError(ErrorCode.ServiceUnavailable, 'The credit balance could not be loaded; retry with backoff');
+  }
+
+  /** Marks the request's reservation held: released before the response, or when the connection closes, unless a relay claimed it. */
+  hold(request: ReservingRequest, response: { once(event: 'close', listener: () => void): unknown }): void {
+    const { principal } = request;
+    const requestId = String(request.id);
+    const reservation = new HeldReservation(() => this.release(principal, requestId));
+    request.reservation = reservation;
+    response.once('close', reservation.drop);
+  }
+
+  /** The relay sends the request on: its reservation is now the relay's to settle or release. True when there is one. */
+  claim(request: ReservingRequest): boolean {
+    if (!request.reservation) return false;
+    request.reservation.claim();
+    return true;
+  }
+
+  release(principal: Principal, requestId: string): Promise<void> {
+    return this.store.release(principal.accountId, requestId, principal.proxy ? principal.keyId : undefined);
+  }
+
+  private reservation(principal: Principal, requestId: string, worstCaseCredits: number, now: Date): ReserveRequest {
     // The epsilon keeps float noise (0.00009 * 1e9 = 90000.00000000001) from rounding a whole nano up.
     const costNano = Math.max(1, Math.ceil(worstCaseCredits * NANO_PER_CREDIT - 1e-6));
     const proxy = principal.proxy
       ? { keyId: principal.keyId, windowId: windowId(principal, now), allocationNano: toNano(principal.proxy.allocatedAmount) }
       : undefined;
-    const request = { accountId: principal.accountId, requestId, costNano, ttlMs: this.ttlMs, proxy };
-    let result = await this.store.reserve(request);
-    if (!result.ok && (result.reason === 'cold-balance' || result.reason === 'cold-allocation')) {
-      await this.prime(principal, now);
-      result = await this.store.reserve(request);
-    }
-    if (result.ok) return;
-    if (result.reason === 'credits') {
-      throw new DomainError(
-        ErrorCode.InsufficientCredits,
-        `Insufficient credits: this request may cost up to ${credits(costNano)} credits and the account has ${credits(result.available)} available`,
-      );
-    }
-    if (result.reason === 'allocation') {
-      throw new DomainError(
-        ErrorCode.AllocationExhausted,
-        `Proxy key allocation exhausted: this request may cost up to ${credits(costNano)} credits and the key has ${credits(result.available)} of its ${principal.proxy?.spendWindow ?? 'lifetime'} allocation left`,
-      );
-    }
-    throw new DomainError(ErrorCode.ServiceUnavailable, 'The credit balance could not be loaded; retry with backoff');
-  }
-
-  release(principal: Principal, requestId: string): Promise<void> {
-    return this.store.release(principal.accountId, requestId, principal.proxy ? principal.keyId : undefined);
+    return { accountId: principal.accountId, requestId, costNano, ttlMs: this.ttlMs, proxy };
   }
 
   private async prime(principal: Principal, now: Date): Promise<void> {

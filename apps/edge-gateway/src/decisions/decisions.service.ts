@@ -34,7 +34,7 @@ export class DecisionsService {
     }
     const { principal } = request;
     const requestId = String(request.id);
-    if (request.costEstimate) await this.budget.reserve(principal, requestId, request.costEstimate.credits);
+    this.budget.claim(request); // reserved by the rate-limit guard; this relay settles or releases it now
     const payload: DecisionRequest = { ...callerContext(request), body: body as Record<string, unknown> };
     let frame: TextFrame;
     const replied = this.services.timeRequest(Subjects.inferenceDecide);

@@ -6,6 +6,7 @@ import type { RequestListener } from 'node:http';
 import { EdgeEnv } from '../config/edge.env';
 import { mountOpenApi } from '../openapi/openapi.setup';
 import { RegisteredRoute, recordRoutes } from '../openapi/route-registry';
+import type { HeldReservation } from '../billing/budget.service';
 import { clientRequestId } from './client-request-id';
 import { registerJsonBodyParser } from './json-body.parser';
 import { rewriteLegacyUrl } from './legacy-urls';
@@ -50,9 +51,12 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     const clientId = clientRequestId(request);
     if (clientId) reply.header('x-client-request-id', clientId);
   });
-  // Every 503 is an outage or a drain, whichever code path wrote it: tell the client when to retry.
-  fastify.addHook('onSend', async (_request, reply) => {
+  fastify.addHook('onSend', async (request, reply) => {
+    // Every 503 is an outage or a drain, whichever code path wrote it: tell the client when to retry.
     if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    // A reservation no relay claimed (validation failed after the guard, the handler refused the
+    // request) is released before the answer leaves, so an immediate retry finds the credits free.
+    await (request as { reservation?: HeldReservation }).reservation?.drop();
   });
   registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES, env.JSON_MAX_DEPTH);
   // Some clients probe the base URL before use; no key is needed and nothing is under /v1 here. HEAD is Fastify's own.

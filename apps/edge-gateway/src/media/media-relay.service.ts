@@ -44,7 +44,7 @@ export class MediaRelayService {
     const payload = { ...callerContext(request), body };
     const { principal } = request;
     const requestId = String(request.id);
-    if (request.costEstimate) await this.budget.reserve(principal, requestId, request.costEstimate.credits);
+    this.budget.claim(request); // reserved by the rate-limit guard; this relay settles or releases it now
     let parts: MediaReplyPart[];
     try {
       parts = await firstValueFrom(this.nats.send<MediaReplyPart>(subject, payload).pipe(timeout({ each: this.timeoutMs }), toArray()));

@@ -21,6 +21,11 @@ const CLIENT_CLOSED = 499;
 
 type RequestLabels = 'route' | 'model' | 'status' | 'key_type';
 
+interface Series {
+  requests: Counter.Internal;
+  duration: Histogram.Internal<RequestLabels>;
+}
+
 /** What one finished request looks like in the metrics and the log line. */
 export interface RequestSummary {
   requestId: string;
@@ -50,6 +55,7 @@ export class RequestObserver {
   private readonly duration: Histogram<RequestLabels>;
   private readonly inflight: Gauge<never>;
   private readonly ttfb: Histogram<'route' | 'model'>;
+  private readonly series = new Map<string, Series>();
 
   constructor(
     metrics: GatewayMetrics,
@@ -117,9 +123,9 @@ export class RequestObserver {
   }
 
   complete(summary: RequestSummary): void {
-    const labels = { route: summary.route, model: summary.model, status: String(summary.status), key_type: summary.keyType };
-    this.requests.inc(labels);
-    this.duration.observe(labels, summary.latencyMs / 1000);
+    const series = this.seriesOf(summary);
+    series.requests.inc();
+    series.duration.observe(summary.latencyMs / 1000);
     const failed = summary.status >= 500 && summary.status !== CLIENT_CLOSED;
     if (!this.log.isLevelEnabled(failed ? 'error' : 'info')) return;
     const line = {
@@ -136,6 +142,22 @@ export class RequestObserver {
     };
     if (failed) this.log.error(line, 'request completed');
     else this.log.info(line, 'request completed');
+  }
+
+  /**
+   * The request's counter and histogram children, looked up once per label set: prom-client
+   * validates and hashes the labels on every `inc(labels)`. The label values are bounded (route
+   * patterns, catalog models, statuses, key types), so is this map.
+   */
+  private seriesOf(summary: RequestSummary): Series {
+    const key = `${summary.route}\n${summary.model}\n${summary.status}\n${summary.keyType}`;
+    let series = this.series.get(key);
+    if (!series) {
+      const labels = { route: summary.route, model: summary.model, status: String(summary.status), key_type: summary.keyType };
+      series = { requests: this.requests.labels(labels), duration: this.duration.labels(labels) };
+      this.series.set(key, series);
+    }
+    return series;
   }
 
   private refuse(request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -34,9 +34,9 @@ export function tracedServerFactory(handler: RequestListener, options: ServerTim
     );
     traces.set(request, { span, startedAt: performance.now() });
     const active = trace.setSpan(parent, span);
-    // The body arrives in later events: bound, its listeners (body parsing, then the route) stay in the span.
-    context.bind(active, request);
-    context.bind(active, response);
+    // Not bound to the emitters (\`context.bind(active, request)\` wraps every listener added to them,
+    // several per request): the body arrives in later events, but Fastify runs its body parser and
+    // the route from an AsyncResource made inside this context, so they stay in the span.
     // After the observer's own 'close' listener, which names the span: ending it is the last thing.
     response.once('close', () => setImmediate(() => span.end()));
     context.with(active, () => handler(request, response));

@@ -6,6 +6,7 @@ import { createJsonLogger, JsonLoggerService, parseEnv } from '@gateway/platform
 import { join } from 'node:path';
 import { EdgeModule } from '../app.module';
 import { EdgeEnv } from '../config/edge.env';
+import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { TextGenerationController } from '../text-generation/text-generation.controller';
 import { METERED_RELAY, METERED_ROUTE, UNMETERED_ROUTE } from './metering.decorators';
 
@@ -90,10 +91,12 @@ describe('metering declarations', () => {
     expect(both).toEqual([]);
   });
 
-  // A relay that reserves credits but lacks the marker would hide its routes from the check above.
-  it('every provider that reserves budget is marked @MeteredRelay', () => {
+  // A relay that claims (and settles or releases) reserved credits but lacks the marker would hide
+  // its routes from the check above. The rate-limit guard reserves, for every route, what the
+  // route's @Metered estimator says: it is the check's subject, not a relay.
+  it('every provider that uses the budget is marked @MeteredRelay', () => {
     const unmarked = [...new Set(classes.values())]
-      .filter((type) => dependenciesOf(type, classes).includes(BudgetService))
+      .filter((type) => type !== RateLimitGuard && dependenciesOf(type, classes).includes(BudgetService))
       .filter((type) => !Reflect.getMetadata(METERED_RELAY, type))
       .map((type) => type.name);
     expect(unmarked).toEqual([]);

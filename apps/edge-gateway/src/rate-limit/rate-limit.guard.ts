@@ -2,14 +2,17 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { ModelCatalog } from '@gateway/catalog';
 import { ErrorCode, Plan } from '@gateway/contracts';
-import { DomainError, RedisConnection } from '@gateway/platform';
+import { DomainError, RedisConnection, ReserveResult } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
+import { ApiKeyGuard } from '../auth/api-key.guard';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
+import { revocationEpochKey } from '../auth/revocation-epochs';
+import { BudgetService, HeldReservation } from '../billing/budget.service';
 import { CostEstimate } from '../billing/request-cost';
 import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/metering.decorators';
 import { RATE_LIMIT_BUCKET } from '../policy/rate-limit-bucket.decorator';
 import { RateLimit } from './plan-limits';
-import { RateLimitDecision, RateLimiter } from './rate-limiter';
+import { rateDecision, RateLimitDecision, RateLimiter, rateLimitKeys, rateWindow } from './rate-limiter';
 
 export const PLAN_RATE_LIMITS = Symbol('PLAN_RATE_LIMITS');
 
@@ -18,16 +21,26 @@ type Body = Record<string, unknown>;
 export interface MeteredRequest extends AuthenticatedRequest {
   /** Set on `@Metered` routes: the worst case the budget reservation uses too. */
   costEstimate?: CostEstimate | null;
+  /** Set when the guard reserved the estimate's credits; a relay `claim`s it (`BudgetService`). */
+  reservation?: HeldReservation;
+}
+
+/** What a handler declares to this guard, read once per handler. */
+interface RatePolicy {
+  bucket?: string;
+  estimator?: CostEstimator;
+  freeSummaryPoll: boolean;
 }
 
 function setHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  const reset = `${decision.resetSeconds}s`;
   void reply.headers({
     'x-ratelimit-limit-requests': String(decision.limit.requestsPerMinute),
     'x-ratelimit-remaining-requests': String(decision.remainingRequests),
-    'x-ratelimit-reset-requests': `${decision.resetSeconds}s`,
+    'x-ratelimit-reset-requests': reset,
     'x-ratelimit-limit-tokens': String(decision.limit.tokensPerMinute),
     'x-ratelimit-remaining-tokens': String(decision.remainingTokens),
-    'x-ratelimit-reset-tokens': `${decision.resetSeconds}s`,
+    'x-ratelimit-reset-tokens': reset,
   });
 }
 
@@ -36,55 +49,115 @@ function setHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
  * route. Text-generation requests count their prompt tokens plus their output cap, decisions,
  * embeddings and moderations their input tokens, images none: each route's `@Metered` estimator
  * says which. `@FreeSummaryPoll()` routes are free once a minute.
+ *
+ * One Redis script per request: a request with a cost estimate (and not a DevPass key, which never
+ * uses credits) runs `BudgetService.admit` — revocation epoch, rate limit and budget reservation,
+ * all or nothing, so a 402 counts nothing against the rate limit; any other request runs the rate
+ * limiter's script (revocation epoch and rate limit). Either answers 'stale' when the account's
+ * keys changed since its principal was cached: the key is authenticated again and the script rerun.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
   private readonly limiter: RateLimiter;
+  private readonly policies = new WeakMap<object, RatePolicy>();
 
   constructor(
     redis: RedisConnection,
     private readonly catalog: ModelCatalog,
     private readonly reflector: Reflector,
     @Inject(PLAN_RATE_LIMITS) private readonly limits: Record<Plan, RateLimit>,
+    private readonly budget: BudgetService,
+    private readonly auth: ApiKeyGuard,
   ) {
     this.limiter = new RateLimiter(redis.client);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<MeteredRequest>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<MeteredRequest>();
     if (!request.principal) return true; // a public route
-    const reply = context.switchToHttp().getResponse<FastifyReply>();
-    const handler = context.getHandler();
-    const bucket = this.reflector.get<string | undefined>(RATE_LIMIT_BUCKET, handler);
-    const accountId = bucket ? `${request.principal.accountId}:${bucket}` : request.principal.accountId;
-    const limit = this.limits[request.principal.plan];
+    const reply = http.getResponse<FastifyReply>();
+    const policy = this.policyOf(context.getHandler());
     const body = request.body && typeof request.body === 'object' ? (request.body as Body) : undefined;
-    const estimate = this.reflector.get<CostEstimator | undefined>(METERED_ROUTE, handler);
-    if (body && estimate) request.costEstimate = estimate(this.catalog, body);
-    const tokens = request.costEstimate?.tokens ?? 0;
+    if (body && policy.estimator) request.costEstimate = policy.estimator(this.catalog, body);
+    if ((await this.admit(request, reply, policy)) === 'stale') {
+      // The account's keys changed since the principal was cached: ask key-service (a revoked key is
+      // a 401 now), then run the script again, under the fresh principal (which has no epoch to check).
+      await this.auth.reauthenticate(context);
+      if ((await this.admit(request, reply, policy)) === 'stale') {
+        throw new DomainError(ErrorCode.ServiceUnavailable, 'The API key could not be checked; retry with backoff');
+      }
+    }
+    return true;
+  }
+
+  private policyOf(handler: object): RatePolicy {
+    let policy = this.policies.get(handler);
+    if (!policy) {
+      policy = {
+        bucket: this.reflector.get<string | undefined>(RATE_LIMIT_BUCKET, handler as () => void),
+        estimator: this.reflector.get<CostEstimator | undefined>(METERED_ROUTE, handler as () => void),
+        freeSummaryPoll: this.reflector.get<boolean | undefined>(FREE_SUMMARY_POLL, handler as () => void) ?? false,
+      };
+      this.policies.set(handler, policy);
+    }
+    return policy;
+  }
+
+  /** One script; throws the request's 400, 429 or 402; 'stale' when the principal must be authenticated again. */
+  private async admit(request: MeteredRequest, reply: FastifyReply, policy: RatePolicy): Promise<'stale' | void> {
+    const { principal } = request;
+    const limit = this.limits[principal.plan];
+    const estimate = request.costEstimate;
+    const tokens = estimate?.tokens ?? 0;
     if (tokens > limit.tokensPerMinute) {
       // Waiting would never help: a 429 with Retry-After would have the client retry forever.
       throw new DomainError(
         ErrorCode.InvalidRequest,
         `This request counts ${tokens} tokens (its prompt plus its output cap), more than the ${limit.tokensPerMinute} tokens per minute ` +
-          `of the ${request.principal.plan} plan: it can never fit; lower max_tokens or shorten the prompt`,
+          `of the ${principal.plan} plan: it can never fit; lower max_tokens or shorten the prompt`,
       );
     }
-    if (this.reflector.get<boolean | undefined>(FREE_SUMMARY_POLL, handler) && (await this.limiter.freeSummaryPoll(accountId))) {
-      setHeaders(reply, await this.limiter.peek(accountId, limit));
-      return true;
+    const accountId = policy.bucket ? `${principal.accountId}:${policy.bucket}` : principal.accountId;
+    const epochKey = revocationEpochKey(principal.accountId);
+    const now = Date.now();
+    if (!estimate || principal.keyType === 'dev') {
+      const decision = await this.limiter.check(
+        { accountId, limit, tokens, epochKey, expectedEpoch: request.authEpoch ?? '', freePoll: policy.freeSummaryPoll },
+        now,
+      );
+      if (decision === 'stale') return 'stale';
+      this.answer(reply, decision, principal.plan);
+      return;
     }
-    const decision = await this.limiter.check(accountId, limit, tokens);
+    const { minute, resetSeconds } = rateWindow(now);
+    const gate = {
+      epochKey,
+      expectedEpoch: request.authEpoch ?? '',
+      ...rateLimitKeys(accountId, minute),
+      requestsPerMinute: limit.requestsPerMinute,
+      tokensPerMinute: limit.tokensPerMinute,
+      tokens,
+    };
+    const result = await this.budget.admit(principal, String(request.id), estimate.credits, gate);
+    if (!result.ok && result.reason === 'stale') return 'stale';
+    const exceeded = !result.ok && (result.reason === 'requests' || result.reason === 'tokens') ? result.reason : undefined;
+    this.answer(reply, rateDecision(limit, result.requests, result.tokens, resetSeconds, exceeded), principal.plan);
+    if (!result.ok) throw this.budget.refusal(principal, result.costNano, result as ReserveResult);
+    this.budget.hold(request, reply.raw);
+  }
+
+  /** The `x-ratelimit-*` headers, and the 429 over a limit. */
+  private answer(reply: FastifyReply, decision: RateLimitDecision, plan: Plan): void {
     setHeaders(reply, decision);
-    if (!decision.allowed) {
-      void reply.header('retry-after', String(decision.resetSeconds));
-      throw new DomainError(
-        ErrorCode.RateLimited,
-        decision.exceeded === 'tokens'
-          ? `Rate limit reached: ${limit.tokensPerMinute} tokens per minute on the ${request.principal.plan} plan; retry after ${decision.resetSeconds}s`
-          : `Rate limit reached: ${limit.requestsPerMinute} requests per minute on the ${request.principal.plan} plan; retry after ${decision.resetSeconds}s`,
-      );
-    }
-    return true;
+    if (decision.allowed) return;
+    const { limit, resetSeconds } = decision;
+    void reply.header('retry-after', String(resetSeconds));
+    throw new DomainError(
+      ErrorCode.RateLimited,
+      decision.exceeded === 'tokens'
+        ? `Rate limit reached: ${limit.tokensPerMinute} tokens per minute on the ${plan} plan; retry after ${resetSeconds}s`
+        : `Rate limit reached: ${limit.requestsPerMinute} requests per minute on the ${plan} plan; retry after ${resetSeconds}s`,
+    );
   }
 }

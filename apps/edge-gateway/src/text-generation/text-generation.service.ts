@@ -55,7 +55,8 @@ export class TextGenerationService {
     const { principal } = request;
     const requestId = String(request.id);
     // A model not in the catalog costs nothing: the router answers 404 and nothing is charged.
-    const reserved = request.costEstimate ? (await this.budget.reserve(principal, requestId, request.costEstimate.credits), true) : false;
+    // The guard reserved the estimate (none for a model not in the catalog): settling it is this relay's now.
+    const reserved = this.budget.claim(request);
     const payload: TextGenerationRequest = {
       ...callerContext(request),
       format,

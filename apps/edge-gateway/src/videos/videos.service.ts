@@ -51,7 +51,7 @@ export class VideosService implements BeforeApplicationShutdown {
     // The gateway's own request id, unique per request, so one job never takes another's place.
     const jobId = String(request.id);
     const { principal } = request;
-    if (request.costEstimate) await this.budget.reserve(principal, jobId, request.costEstimate.credits);
+    this.budget.claim(request); // reserved by the rate-limit guard; this relay settles or releases it now
     const follower = this.follow(jobId);
     const job: VideoJobData = { caller: callerContext(request), model: plan.model, prompt: plan.prompt, size: plan.size, traceContext: injectTraceContext() };
     try {
