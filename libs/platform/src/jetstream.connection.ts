@@ -19,7 +19,9 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   constructor(@Inject(JETSTREAM_SERVERS) private readonly servers: string[]) {}
 
   async onModuleInit(): Promise<void> {
-    this.connection = await connect({ servers: this.servers, name: 'jetstream', ...NATS_RECONNECT_OPTIONS });
+    // noAsyncTraces: nats.js would otherwise capture a stack (`new Error()`) for every request it
+    // sends, i.e. every JetStream publish; its errors keep their own messages and codes.
+    this.connection = await connect({ servers: this.servers, name: 'jetstream', noAsyncTraces: true, ...NATS_RECONNECT_OPTIONS });
     natsLivenessCheck('jetstream', this.connection);
     this.manager = await this.connection.jetstreamManager();
     await this.ensureUsageStream();

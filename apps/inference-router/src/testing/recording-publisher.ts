@@ -12,7 +12,10 @@ export function recordingPublisher(events: UsageRecordedEvent[] = []): UsagePubl
       },
     },
   };
-  return new UsagePublisher(connection as unknown as JetStreamConnection);
+  const publisher = new UsagePublisher(connection as unknown as JetStreamConnection);
+  // Published as the call settles, so a test sees the event once the call has returned.
+  publisher.publishAfterReply = false;
+  return publisher;
 }
 
 /** For unit tests: the metered-call lifecycle over `recordingPublisher`. */
