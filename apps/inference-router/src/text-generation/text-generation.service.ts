@@ -11,6 +11,7 @@ import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
+import { countDeltaTokens } from '../token-counting/delta-tokens';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
 
@@ -165,7 +166,7 @@ export class TextGenerationService {
       const delta = event.type === 'text_delta' || event.type === 'reasoning_delta' ? event.text : event.type === 'tool_call_delta' ? event.argumentsDelta : '';
       if (delta) {
         generatedText += delta;
-        streamedTokens += countTokens(delta);
+        streamedTokens += countDeltaTokens(delta);
       }
     };
     const write = (event: CanonicalStreamEvent) => {
