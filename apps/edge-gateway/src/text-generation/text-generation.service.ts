@@ -197,7 +197,7 @@ export class TextGenerationService {
       ...relayed,
       status: 'cancelled',
     });
-    void publishUsageEvent(this.jetstream.jetstream, event, this.logger).catch(() => undefined);
+    void publishUsageEvent(this.jetstream.publisher, event, this.logger).catch(() => undefined);
   }
 
   private cancelAtRouter(requestId: string): void {

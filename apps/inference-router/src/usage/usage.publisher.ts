@@ -48,6 +48,6 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   }
 
   publish(event: UsageRecordedEvent): Promise<void> {
-    return publishUsageEvent(this.jetstream.jetstream, event, this.logger);
+    return publishUsageEvent(this.jetstream.publisher, event, this.logger);
   }
 }
