@@ -6,7 +6,7 @@ import { UsagePublisher } from '../usage/usage.publisher';
 /** For unit tests: the real publisher over a JetStream stand-in that keeps what was published. */
 export function recordingPublisher(events: UsageRecordedEvent[] = []): UsagePublisher {
   const connection = {
-    jetstream: {
+    publisher: {
       publish: async (_subject: string, data: Uint8Array) => {
         events.push(JSON.parse(new TextDecoder().decode(data)) as UsageRecordedEvent);
       },

@@ -10,7 +10,7 @@ function setup() {
   const published: { event: UsageRecordedEvent; msgID?: string }[] = [];
   const acks: (() => void)[] = [];
   const connection = {
-    jetstream: {
+    publisher: {
       publish: (_subject: string, data: Uint8Array, options: { msgID?: string }) => {
         published.push({ event: JSON.parse(new TextDecoder().decode(data)) as UsageRecordedEvent, msgID: options.msgID });
         return new Promise<void>((resolve) => acks.push(resolve));
