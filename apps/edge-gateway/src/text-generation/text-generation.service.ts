@@ -113,9 +113,10 @@ export class TextGenerationService {
         if (streaming) {
           // Headers are gone: the failure becomes the stream's last event, in the client's format.
           reply.raw.end(streamErrorFrame(format, problem, requestId, eventsWritten));
-        } else {
+        } else if (!reply.sent) {
           void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
         }
+        // else: the whole answer went out; only the router's end frame went missing.
         finish();
       };
       const completed = () => {
