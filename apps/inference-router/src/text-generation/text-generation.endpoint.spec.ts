@@ -92,6 +92,23 @@ describe('TextGenerationEndpoint', () => {
     expect(shutdown.inFlight).toBe(0);
   });
 
+  it("answers a request wrapped by Nest's NATS client (an edge of the previous release) in Nest's reply format", () => {
+    const { served, published, message } = endpoint(
+      () =>
+        new Observable<TextFrame>((subscriber) => {
+          subscriber.next({ kind: 'json', status: 200, body: { ok: true } });
+          subscriber.complete();
+        }),
+    );
+    served.handle(message({ pattern: 'inference.text', data: request, id: 'nest-1' }));
+    served.handle(message({ pattern: 'inference.text', data: { ...request, keyId: '' }, id: 'nest-2' }));
+    expect(published.map((entry) => entry.frame)).toEqual([
+      { id: 'nest-1', response: { kind: 'json', status: 200, body: { ok: true } } },
+      { id: 'nest-1', isDisposed: true },
+      { id: 'nest-2', err: { code: 'invalid_request', message: 'keyId must NOT have fewer than 1 characters', param: 'keyId' } },
+    ]);
+  });
+
   it('ignores a message without a reply subject', () => {
     const generate = jest.fn();
     const { served, published } = endpoint(generate);

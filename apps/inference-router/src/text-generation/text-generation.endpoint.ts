@@ -56,14 +56,18 @@ export class TextGenerationEndpoint implements OnApplicationBootstrap, OnApplica
   }
 
   handle(message: Msg): void {
-    const reply = message.reply;
-    if (!reply) return;
+    const to = message.reply;
+    if (!to) return;
     let request: unknown;
     try {
       request = JSON.parse(textDecoder.decode(message.data));
     } catch {
-      return this.send(reply, { kind: 'error', error: { code: ErrorCode.InvalidRequest, message: 'The inference.text payload is not JSON' } });
+      return this.send({ to }, { kind: 'error', error: { code: ErrorCode.InvalidRequest, message: 'The inference.text payload is not JSON' } });
     }
+    // An edge of the previous release (Nest's NATS client) wraps the request and expects Nest's
+    // replies: served as well, so edges and routers may be updated in any order.
+    const reply: ReplyTo = isNestRequest(request) ? { to, nestId: request.id } : { to };
+    if (reply.nestId !== undefined) request = (request as NestRequest).data;
     if (!validateRequest(request)) {
       return this.send(reply, { kind: 'error', error: invalidPayload(validateRequest.errors) });
     }
@@ -92,9 +96,9 @@ export class TextGenerationEndpoint implements OnApplicationBootstrap, OnApplica
     );
   }
 
-  private send(reply: string, frame: TextWireFrame): void {
+  private send(reply: ReplyTo, frame: TextWireFrame): void {
     try {
-      this.connection.nats.publish(reply, JSON.stringify(frame));
+      this.connection.nats.publish(reply.to, JSON.stringify(reply.nestId === undefined ? frame : asNestReply(reply.nestId, frame)));
     } catch (error) {
       // The connection is closed: the edge's silence timeout ends the request there.
       this.logger.warn(`inference.text frame not sent: ${(error as Error).message}`);
@@ -107,6 +111,32 @@ export class TextGenerationEndpoint implements OnApplicationBootstrap, OnApplica
     this.logger.error(`unhandled error on ${Subjects.inferenceText}: ${(error as Error)?.stack ?? String(error)}`);
     return { code: ErrorCode.Internal, message: 'Internal error' };
   }
+}
+
+interface ReplyTo {
+  to: string;
+  /** The request id of a request sent through Nest's NATS client (an edge of the previous release). */
+  nestId?: string;
+}
+
+/** Nest's NATS client's request envelope. */
+interface NestRequest {
+  pattern: unknown;
+  data: unknown;
+  id: string;
+}
+
+function isNestRequest(value: unknown): value is NestRequest {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<NestRequest>;
+  return candidate.pattern === Subjects.inferenceText && typeof candidate.id === 'string' && 'data' in candidate;
+}
+
+/** A frame as Nest's NATS server would have sent it: each value as `response`, then `isDisposed`, or `err`. */
+function asNestReply(id: string, frame: TextWireFrame): Record<string, unknown> {
+  if (frame.kind === 'end') return { id, isDisposed: true };
+  if (frame.kind === 'error') return { id, err: frame.error };
+  return { id, response: frame };
 }
 
 /** The first schema violation as the spec's error: the field's dotted path in `param`. */
