@@ -32,6 +32,7 @@ import { EdgeHealthController } from './health/health.controller';
 import { EdgeMetricsController } from './health/metrics.controller';
 import { MasterKeyController } from './master-key/master-key.controller';
 import { NATS_CLIENT, NATS_REQUEST_TIMEOUT_MS, ServiceClient } from './nats/service-client';
+import { ReplyInbox } from './nats/reply-inbox';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
 import { ModelsController } from './models/models.controller';
@@ -141,6 +142,7 @@ export class EdgeModule {
         { provide: APP_PIPE, useClass: DtoValidationPipe },
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         ServiceClient,
+        ReplyInbox,
         RequestObserver,
         RedisConnection,
         AuthCacheService,

@@ -21,6 +21,7 @@ import { RouterEnv } from './router.env';
 import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
+import { TextGenerationEndpoint } from './text-generation/text-generation.endpoint';
 import { INFERENCE_HEARTBEAT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
@@ -94,6 +95,7 @@ export class InferenceRouterModule {
         { provide: STORE_TIMEOUT_MS, useValue: env.STORE_TIMEOUT_MS },
         StoredResponsesClient,
         TextGenerationService,
+        TextGenerationEndpoint,
         DecisionEngine,
         DecisionService,
         RouterMetrics,

@@ -11,6 +11,7 @@ export * from './proxy-keys/proxy-key.commands';
 export * from './plans';
 export * from './streams';
 export * from './inference/text-generation.messages';
+export * from './inference/text-generation.wire';
 export * from './inference/usage.events';
 export * from './accounts/account.messages';
 export * from './accounts/stored-responses.messages';

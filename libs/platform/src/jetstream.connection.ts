@@ -1,7 +1,18 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { UsageStream } from '@gateway/contracts';
 import { NATS_RECONNECT_OPTIONS, natsLivenessCheck } from './connection-resilience';
-import { connect, JetStreamClient, JetStreamManager, NatsConnection, RetentionPolicy, StorageType } from 'nats';
+import {
+  connect,
+  createInbox,
+  headers as natsHeaders,
+  JetStreamClient,
+  JetStreamManager,
+  type Msg,
+  type MsgHdrs,
+  NatsConnection,
+  RetentionPolicy,
+  StorageType,
+} from 'nats';
 
 export const JETSTREAM_SERVERS = Symbol('JETSTREAM_SERVERS');
 
@@ -15,11 +26,14 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   private connection?: NatsConnection;
   private manager?: JetStreamManager;
   private client?: JetStreamClient;
+  private acked?: AckedPublisher;
 
   constructor(@Inject(JETSTREAM_SERVERS) private readonly servers: string[]) {}
 
   async onModuleInit(): Promise<void> {
-    this.connection = await connect({ servers: this.servers, name: 'jetstream', ...NATS_RECONNECT_OPTIONS });
+    // noAsyncTraces: nats.js would otherwise capture a stack (`new Error()`) for every request it
+    // sends, i.e. every JetStream publish; its errors keep their own messages and codes.
+    this.connection = await connect({ servers: this.servers, name: 'jetstream', noAsyncTraces: true, ...NATS_RECONNECT_OPTIONS });
     natsLivenessCheck('jetstream', this.connection);
     this.manager = await this.connection.jetstreamManager();
     await this.ensureUsageStream();
@@ -42,6 +56,12 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   get jetstream(): JetStreamClient {
     if (!this.client) throw new Error('JetStream is not connected yet');
     return this.client;
+  }
+
+  /** JetStream publishes for the request path: the same acknowledgement, less machinery (see AckedPublisher). */
+  get publisher(): AckedPublisher {
+    this.acked ??= new AckedPublisher(this.nats);
+    return this.acked;
   }
 
   get nats(): NatsConnection {
@@ -87,3 +107,104 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
     }
   }
 }
+
+/** What JetStream answers a publish with. */
+export interface PublishAck {
+  stream: string;
+  seq: number;
+  /** The message id was seen within the stream's duplicate window: nothing was stored. */
+  duplicate?: boolean;
+}
+
+/** A publish JetStream refused, or that got no answer in time. */
+export class JetStreamPublishError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** nats.js's default JetStream request timeout. */
+const PUBLISH_TIMEOUT_MS = 5_000;
+
+/**
+ * JetStream publish (a NATS request to the stream's subject, answered by a PubAck) without nats.js's
+ * per-request objects: `jetstream.publish` builds a request with a timer promise and a deferred, and
+ * rejects the deferred with a freshly made `NatsError` (a stack capture) even when the ack arrived.
+ * Here: one wildcard reply subscription per connection, made on first use, a map from reply
+ * subject to the waiting publish, one timer each; errors are made only for failures. The same
+ * headers (`Nats-Msg-Id` from `msgID`), the same acknowledgement, the same errors by code (503
+ * no responders, the stream's API errors, `TIMEOUT`).
+ */
+export class AckedPublisher {
+  private prefix?: string;
+  private sequence = 0;
+  private readonly waiting = new Map<string, { resolve: (ack: PublishAck) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+
+  constructor(
+    private readonly nats: NatsConnection,
+    private readonly timeoutMs = PUBLISH_TIMEOUT_MS,
+  ) {}
+
+  publish(subject: string, data: Uint8Array, options: { msgID?: string; headers?: MsgHdrs } = {}): Promise<PublishAck> {
+    const headers = options.headers ?? natsHeaders();
+    if (options.msgID) headers.set('Nats-Msg-Id', options.msgID);
+    const reply = `${this.ensurePrefix()}.${(this.sequence++).toString(36)}`;
+    return new Promise<PublishAck>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(reply);
+        reject(new JetStreamPublishError(`JetStream did not acknowledge a publish on ${subject} within ${this.timeoutMs} ms`, 'TIMEOUT'));
+      }, this.timeoutMs);
+      this.waiting.set(reply, { resolve, reject, timer });
+      try {
+        this.nats.publish(subject, data, { reply, headers });
+      } catch (error) {
+        clearTimeout(timer);
+        this.waiting.delete(reply);
+        reject(error as Error);
+      }
+    });
+  }
+
+  /** Publishes still waiting for their acknowledgement. */
+  get pending(): number {
+    return this.waiting.size;
+  }
+
+  private ensurePrefix(): string {
+    if (this.prefix) return this.prefix;
+    const prefix = createInbox();
+    this.nats.subscribe(`${prefix}.*`, { callback: (error, message) => error || this.settle(message) });
+    this.prefix = prefix;
+    return prefix;
+  }
+
+  private settle(message: Msg): void {
+    const waiting = this.waiting.get(message.subject);
+    if (!waiting) return;
+    this.waiting.delete(message.subject);
+    clearTimeout(waiting.timer);
+    if (message.data.length === 0) {
+      // A status message: 503 when no stream (or no JetStream) listens on the subject.
+      const code = String(message.headers?.code ?? 'UNKNOWN');
+      waiting.reject(new JetStreamPublishError(`JetStream publish failed: ${code} ${message.headers?.description ?? ''}`.trim(), code));
+      return;
+    }
+    let answer: Partial<PublishAck> & { error?: { code?: number; err_code?: number; description?: string } };
+    try {
+      answer = JSON.parse(textDecoder.decode(message.data)) as typeof answer;
+    } catch {
+      waiting.reject(new JetStreamPublishError('JetStream answered a publish with something other than JSON', 'BAD_ACK'));
+      return;
+    }
+    if (answer.error) {
+      waiting.reject(new JetStreamPublishError(answer.error.description ?? 'JetStream refused the publish', String(answer.error.code ?? 'UNKNOWN')));
+      return;
+    }
+    waiting.resolve(answer as PublishAck);
+  }
+}
+
+const textDecoder = new TextDecoder();

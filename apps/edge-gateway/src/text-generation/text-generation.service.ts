@@ -1,23 +1,28 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { CancelInferenceEvent, ErrorCode, Subjects, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest, usageEvent } from '@gateway/contracts';
-import { DomainError, JetStreamConnection, publishUsageEvent } from '@gateway/platform';
+import { CancelInferenceEvent, ErrorCode, Subjects, TEXT_ROUTES, TextFormat, TextGenerationRequest, TextWireFrame, usageEvent } from '@gateway/contracts';
+import { DomainError, JetStreamConnection, publishUsageEvent, traceHeaders } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { Subscription, timeout, TimeoutError } from 'rxjs';
+import { TimeoutError } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { callerContext } from '../auth/caller-context';
 import { errorBody } from '../errors/error-formats';
 import { streamErrorFrame } from '../errors/stream-error-frame';
 import { toHttpError } from '../errors/to-http-error';
-import { NATS_CLIENT, ServiceClient } from '../nats/service-client';
+import { isNoResponders, ReplyExchange, ReplyInbox } from '../nats/reply-inbox';
+import { ServiceClient } from '../nats/service-client';
 import { RequestObserver } from '../observability/request-observer';
 import { errorFormatOf } from '../policy/error-format.decorator';
 import { MeteredRelay } from '../policy/metering.decorators';
 
 export const INFERENCE_IDLE_TIMEOUT_MS = Symbol('INFERENCE_IDLE_TIMEOUT_MS');
 export const INFERENCE_SILENCE_TIMEOUT_MS = Symbol('INFERENCE_SILENCE_TIMEOUT_MS');
+
+const textDecoder = new TextDecoder();
+
+/** No router is subscribed to `inference.text`: 503, the client retries (same code as a NATS no-responders error). */
+const NO_ROUTER = { code: 'NO_RESPONDERS' };
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -38,7 +43,7 @@ export class TextGenerationService {
   private readonly logger = new Logger(TextGenerationService.name);
 
   constructor(
-    @Inject(NATS_CLIENT) private readonly nats: ClientProxy,
+    private readonly inbox: ReplyInbox,
     private readonly services: ServiceClient,
     @Inject(INFERENCE_IDLE_TIMEOUT_MS) private readonly idleTimeoutMs: number,
     private readonly budget: BudgetService,
@@ -63,20 +68,38 @@ export class TextGenerationService {
       body: body as Record<string, unknown>,
       ...(request.costEstimate?.outputCap !== undefined ? { reservedOutputTokens: request.costEstimate.outputCap } : {}),
     };
+    const timeoutMs = Math.min(this.idleTimeoutMs, this.silenceTimeoutMs);
     return new Promise<void>((resolve) => {
       let streaming = false;
       let answered = false;
       let finished = false;
       let eventsWritten = 0;
       let lastContentAt = Date.now();
+      let lastFrameAt = lastContentAt;
       // What reached the client, as the router counted it: billed by this edge if the router dies.
       const relayed = { inputTokens: 0, outputTokens: 0 };
       const replied = this.services.timeRequest(Subjects.inferenceText);
+      let exchange: ReplyExchange | undefined;
+      // One timer per request, re-armed only when it fires: no clearTimeout/setTimeout per frame.
+      // Heartbeats keep a live router clear of the silence timeout; only answer frames reset the idle one.
+      const checkSilence = () => {
+        const quiet = Date.now() - lastFrameAt;
+        if (quiet >= timeoutMs) fail(new TimeoutError());
+        else timer = setTimeout(checkSilence, timeoutMs - quiet);
+      };
+      let timer: NodeJS.Timeout | undefined = setTimeout(checkSilence, timeoutMs);
+      const stop = () => {
+        exchange?.close();
+        clearTimeout(timer);
+        timer = undefined;
+      };
       const finish = () => {
         finished = true;
         resolve();
       };
       const fail = (error: unknown) => {
+        if (finished) return;
+        stop();
         replied();
         // Gave up waiting (timeout): the router, if it is still at it, stops and records the
         // request as cancelled rather than finishing an answer nobody will receive.
@@ -91,12 +114,14 @@ export class TextGenerationService {
         if (streaming) {
           // Headers are gone: the failure becomes the stream's last event, in the client's format.
           reply.raw.end(streamErrorFrame(format, problem, requestId, eventsWritten));
-        } else {
+        } else if (!reply.sent) {
           void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
         }
+        // else: the whole answer went out; only the router's end frame went missing.
         finish();
       };
       const completed = () => {
+        stop();
         if (streaming) reply.raw.end();
         else if (!answered && !reply.raw.destroyed) {
           // The router ended the exchange without an answer (it was cancelled under the client).
@@ -105,43 +130,53 @@ export class TextGenerationService {
         }
         finish();
       };
-      // Heartbeats keep a live router clear of the silence timeout; only answer frames reset the idle one.
-      const frames = this.nats.send<TextFrame>(Subjects.inferenceText, payload).pipe(timeout({ each: Math.min(this.idleTimeoutMs, this.silenceTimeoutMs) }));
-      const subscription: Subscription = frames.subscribe({
-        next: (frame) => {
-          if (frame.kind === 'heartbeat') {
-            if (Date.now() - lastContentAt >= this.idleTimeoutMs) {
-              subscription.unsubscribe();
-              fail(new TimeoutError());
-            }
-            return;
+      const onFrame = (frame: TextWireFrame) => {
+        if (frame.kind === 'heartbeat') {
+          if (Date.now() - lastContentAt >= this.idleTimeoutMs) fail(new TimeoutError());
+          return;
+        }
+        if (frame.kind === 'end') return completed();
+        if (frame.kind === 'error') return fail(frame.error);
+        lastContentAt = lastFrameAt;
+        answered = true;
+        replied();
+        if (frame.kind === 'json') {
+          if (!streaming) void reply.status(frame.status).send(frame.body);
+          return;
+        }
+        if (!streaming) {
+          streaming = true;
+          reply.hijack();
+          // Headers set so far (request ids, rate limits) go out with the stream's.
+          reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
+          this.observer.streamStarted(request);
+        }
+        for (const text of frame.frames) reply.raw.write(text);
+        eventsWritten += frame.frames.length;
+        relayed.inputTokens = frame.inputTokens ?? relayed.inputTokens;
+        relayed.outputTokens = frame.outputTokens ?? relayed.outputTokens;
+      };
+      try {
+        exchange = this.inbox.request(Subjects.inferenceText, JSON.stringify(payload), traceHeaders(), (message) => {
+          if (finished) return;
+          lastFrameAt = Date.now();
+          if (isNoResponders(message)) return fail(NO_ROUTER);
+          let frame: TextWireFrame;
+          try {
+            frame = JSON.parse(textDecoder.decode(message.data)) as TextWireFrame;
+          } catch {
+            return fail(new DomainError(ErrorCode.Internal, 'The inference router sent a frame that is not JSON'));
           }
-          lastContentAt = Date.now();
-          answered = true;
-          replied();
-          if (frame.kind === 'json') {
-            if (!streaming) void reply.status(frame.status).send(frame.body);
-            return;
-          }
-          if (!streaming) {
-            streaming = true;
-            reply.hijack();
-            // Headers set so far (request ids, rate limits) go out with the stream's.
-            reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
-            this.observer.streamStarted(request);
-          }
-          for (const text of frame.frames) reply.raw.write(text);
-          eventsWritten += frame.frames.length;
-          relayed.inputTokens = frame.inputTokens ?? relayed.inputTokens;
-          relayed.outputTokens = frame.outputTokens ?? relayed.outputTokens;
-        },
-        error: fail,
-        complete: completed,
-      });
+          onFrame(frame);
+        });
+      } catch (error) {
+        // Not sent (too large for one NATS message, connection closed): the router never heard of it.
+        return fail(error);
+      }
       // The response closing before it finished means the client went away.
       const clientGone = () => {
         if (finished || reply.raw.writableFinished) return;
-        subscription.unsubscribe();
+        stop();
         this.cancelAtRouter(requestId);
         finish();
       };
@@ -164,11 +199,15 @@ export class TextGenerationService {
       ...relayed,
       status: 'cancelled',
     });
-    void publishUsageEvent(this.jetstream.jetstream, event, this.logger).catch(() => undefined);
+    void publishUsageEvent(this.jetstream.publisher, event, this.logger).catch(() => undefined);
   }
 
   private cancelAtRouter(requestId: string): void {
     const cancel: CancelInferenceEvent = { requestId };
-    void this.services.publish(Subjects.inferenceCancel, cancel).catch(() => undefined);
+    try {
+      this.inbox.publish(Subjects.inferenceCancel, JSON.stringify(cancel));
+    } catch {
+      // The connection is down: the router's request, if it got it, ends on its own.
+    }
   }
 }

@@ -4,7 +4,7 @@
  * new requests with a 503 that carries the request id, and finishes its open streams. Each test
  * starts a replacement, so the tests that follow have a full suite.
  */
-import { api, createAccount, TestAccount } from '../support/api';
+import { api, createAccount, ledgerEntry, TestAccount } from '../support/api';
 import { isRunning, replaceEdge, replaceService, waitForExit, waitForStatus } from '../support/processes';
 import { suiteInfo } from '../support/suite-info';
 
@@ -103,6 +103,11 @@ describe('graceful shutdown', () => {
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(stream.deltas().length).toBeGreaterThan(10);
     await waitForExit(router.pid);
+    // Its usage event, published after the stream's last frame, went out before the router exited:
+    // one ledger entry with the tokens the client was sent.
+    const entry = await ledgerEntry(account.masterKey, stream.response.headers.get('x-request-id') as string);
+    expect(entry).toMatchObject({ status: 'success', model: 'sim-slow', output_tokens: stream.chunks().at(-1).usage?.completion_tokens ?? expect.any(Number) });
+    expect(entry.output_tokens).toBeGreaterThanOrEqual(stream.deltas().length);
 
     await replaceService('inference-router');
     const after = await api('POST', '/v1/chat/completions', {

@@ -89,13 +89,13 @@ export class UsageWatcher {
  */
 export async function whenRouterIsAsked(clientRequestId: string, timeoutMs = 10_000): Promise<{ seen: Promise<void>; close: () => Promise<void> }> {
   const connection = await connect({ servers: suiteInfo().env.NATS_URL.split(','), name: 'gateway-e2e-tap' });
-  const payloads = JSONCodec<{ data?: { clientRequestId?: string } }>();
+  const payloads = JSONCodec<{ clientRequestId?: string }>();
   const subscription = connection.subscribe(Subjects.inferenceText);
   const seen = (async () => {
     const timer = setTimeout(() => subscription.unsubscribe(), timeoutMs);
     for await (const message of subscription) {
       try {
-        if (payloads.decode(message.data).data?.clientRequestId === clientRequestId) {
+        if (payloads.decode(message.data).clientRequestId === clientRequestId) {
           clearTimeout(timer);
           return;
         }

@@ -4,8 +4,8 @@ import { JetStreamConnection } from '@gateway/platform';
 import { JSONCodec, Subscription } from 'nats';
 import { InflightRequests } from './inflight-requests';
 
-/** Published with the Nest NATS client, which wraps the payload as `{pattern, data}`. */
-const codec = JSONCodec<{ data?: CancelInferenceEvent }>();
+/** The edge publishes the event itself; an older edge sent it through Nest's client, wrapped as `{pattern, data}`. */
+const codec = JSONCodec<Partial<CancelInferenceEvent> & { data?: CancelInferenceEvent }>();
 
 /**
  * `inference.cancel` is heard by every router replica (a plain subscription, no queue group); the
@@ -25,7 +25,8 @@ export class CancelListener implements OnApplicationBootstrap, OnApplicationShut
       callback: (error, message) => {
         if (error) return;
         try {
-          const requestId = codec.decode(message.data).data?.requestId;
+          const event = codec.decode(message.data);
+          const requestId = event.requestId ?? event.data?.requestId;
           if (typeof requestId === 'string') this.inflight.cancel(requestId);
         } catch {
           // not a cancel event: ignore

@@ -11,6 +11,7 @@ import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
+import { countDeltaTokens } from '../token-counting/delta-tokens';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
 
@@ -40,6 +41,7 @@ export class TextGenerationService {
   generate(request: TextGenerationRequest): Observable<TextFrame> {
     return new Observable<TextFrame>((subscriber) => {
       const abort = this.inflight.register(request.requestId);
+      let settled = false;
       // Proof of life for the edge, whatever the upstream is doing (a long wait for the first token).
       const heartbeat = setInterval(() => {
         if (!subscriber.closed) subscriber.next({ kind: 'heartbeat' });
@@ -54,13 +56,15 @@ export class TextGenerationService {
           },
         )
         .finally(() => {
+          settled = true;
           clearInterval(heartbeat);
           this.inflight.release(request.requestId);
           subscriber.complete();
         });
       return () => {
         clearInterval(heartbeat);
-        abort.abort();
+        // Only a subscriber that leaves before the work settled stops it: a finished request aborts nothing.
+        if (!settled) abort.abort();
       };
     });
   }
@@ -89,7 +93,10 @@ export class TextGenerationService {
     if (model.config.endpoints.length > 0 && !model.config.endpoints.includes(route)) {
       throw new DomainError(ErrorCode.InvalidRequest, `The model '${canonical.model}' does not serve ${route}`, 'model');
     }
-    outcome.inputTokens = countPromptTokens(canonical);
+    // The gateway's own count of the prompt, made only when the upstream reports no input: a stream
+    // that starts without usage (OpenAI, the simulator), or a call cut short before it reported.
+    let promptTokens: number | undefined;
+    const countedPrompt = () => (promptTokens ??= countPromptTokens(canonical));
     // The client's rendering keeps what it asked for; the upstream gets no more than was reserved.
     const upstreamRequest = withinReservedOutput(canonical, request.reservedOutputTokens);
     const context = {
@@ -102,12 +109,13 @@ export class TextGenerationService {
     };
 
     if (!canonical.stream) {
-      const { result, route: served } = await this.upstream.withFallback(
-        model.routes,
-        signal,
-        (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal),
-        canonical.model,
-      );
+      const { result, route: served } = await this.upstream
+        .withFallback(model.routes, signal, (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal), canonical.model)
+        .catch((error: unknown) => {
+          // Failed or cancelled before the upstream reported usage: the event carries our count.
+          outcome.inputTokens = countedPrompt();
+          throw error;
+        });
       Object.assign(outcome, { provider: served.adapter, ...billedUsage(result.usage) });
       const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
       await save?.(rendered as Record<string, unknown>);
@@ -123,16 +131,21 @@ export class TextGenerationService {
     // What the client has been sent so far, for the edge to bill should this process die mid-stream.
     let streamedTokens = 0;
     // Fall back to another route only while nothing has been sent to the client.
-    const { result: events, route: served } = await this.upstream.withFallback(
-      model.routes,
-      signal,
-      async (adapter, upstreamRoute) => {
-        const iterator = adapter.stream(upstreamRoute, upstreamRequest, signal)[Symbol.asyncIterator]();
-        const first = await iterator.next();
-        return { iterator, first };
-      },
-      canonical.model,
-    );
+    const { result: events, route: served } = await this.upstream
+      .withFallback(
+        model.routes,
+        signal,
+        async (adapter, upstreamRoute) => {
+          const iterator = adapter.stream(upstreamRoute, upstreamRequest, signal)[Symbol.asyncIterator]();
+          const first = await iterator.next();
+          return { iterator, first };
+        },
+        canonical.model,
+      )
+      .catch((error: unknown) => {
+        outcome.inputTokens = countedPrompt();
+        throw error;
+      });
     outcome.provider = served.adapter;
     let saved = false;
     const send = async (frames: string[]) => {
@@ -143,7 +156,7 @@ export class TextGenerationService {
         await save(final);
       }
       // Each frame says what the client has been sent, for the edge to bill should this process die.
-      const inputTokens = startUsage?.inputTokens ?? outcome.inputTokens;
+      const inputTokens = startUsage?.inputTokens ?? countedPrompt();
       if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames, inputTokens, outputTokens: usage?.outputTokens ?? streamedTokens });
     };
     /** What the upstream reported or generated: billed even when the client has gone. */
@@ -153,7 +166,7 @@ export class TextGenerationService {
       const delta = event.type === 'text_delta' || event.type === 'reasoning_delta' ? event.text : event.type === 'tool_call_delta' ? event.argumentsDelta : '';
       if (delta) {
         generatedText += delta;
-        streamedTokens += countTokens(delta);
+        streamedTokens += countDeltaTokens(delta);
       }
     };
     const write = (event: CanonicalStreamEvent) => {
@@ -163,7 +176,7 @@ export class TextGenerationService {
           ...event,
           model: canonical.model,
           ...(responseId ? { id: responseId } : {}),
-          usage: event.usage ?? { inputTokens: outcome.inputTokens, outputTokens: 0 },
+          usage: event.usage ?? { inputTokens: countedPrompt(), outputTokens: 0 },
         };
       }
       return send(encoder.encode(event));
@@ -191,6 +204,7 @@ export class TextGenerationService {
     } finally {
       const input = usage ?? startUsage;
       if (input) Object.assign(outcome, billedUsage(input));
+      else outcome.inputTokens = countedPrompt();
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
     }
   }

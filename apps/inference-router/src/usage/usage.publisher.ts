@@ -12,10 +12,19 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   /** Publishes not yet acknowledged: a replica shutting down sends them before its connection closes. */
   private readonly pending = new Set<Promise<void>>();
 
+  /** Events wait for the event loop's next turn (the reply goes first); unit tests that read events at once turn it off. */
+  publishAfterReply = true;
+
   constructor(private readonly jetstream: JetStreamConnection) {}
 
-  /** The request's one usage event, for the caller the edge authenticated; a failure is logged, never thrown. */
-  async record(
+  /**
+   * The request's one usage event, for the caller the edge authenticated; a failure is logged, never
+   * thrown. Published on the next turn of the event loop, after the reply: the frames the request's
+   * handler has published by then (its answer, its end marker) are written to NATS first, so the
+   * client does not wait for the usage event. Pending (and shutdown waits for it) from this call
+   * until JetStream acknowledges it or the retries are spent.
+   */
+  record(
     caller: CallerContext,
     usage: Pick<
       UsageRecordedEvent,
@@ -23,10 +32,15 @@ export class UsagePublisher implements BeforeApplicationShutdown {
     >,
   ): Promise<void> {
     const event = usageEvent(caller, usage);
-    const published = this.publish(event).catch(() => undefined);
+    const publishing = this.publishAfterReply ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.publish(event)) : this.publish(event);
+    const published = publishing.catch(() => undefined).finally(() => this.pending.delete(published));
     this.pending.add(published);
-    await published;
-    this.pending.delete(published);
+    return published;
+  }
+
+  /** Usage events not yet acknowledged by JetStream. */
+  get pendingCount(): number {
+    return this.pending.size;
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -34,6 +48,6 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   }
 
   publish(event: UsageRecordedEvent): Promise<void> {
-    return publishUsageEvent(this.jetstream.jetstream, event, this.logger);
+    return publishUsageEvent(this.jetstream.publisher, event, this.logger);
   }
 }

@@ -1,0 +1,128 @@
+/**
+ * The `inference.text` exchange between edge and router (libs/contracts
+ * src/inference/text-generation.wire.ts): a payload that is not a valid request, sent straight on
+ * NATS, is answered with an error frame naming the field, and the router keeps serving; under a
+ * burst, each request's usage event (published by the router after its reply) reaches JetStream
+ * and the ledger exactly once.
+ */
+import { Subjects, type TextWireFrame } from '@gateway/contracts';
+import { connect, createInbox, headers, JSONCodec, type NatsConnection } from 'nats';
+import { api, createAccount, ledgerEntry, TestAccount } from '../support/api';
+import { suiteInfo } from '../support/suite-info';
+import { UsageWatcher } from '../support/usage-events';
+
+const frames = JSONCodec<TextWireFrame>();
+
+/** Sends `data` on inference.text and collects the frames answered, up to the terminal one. */
+async function exchange(nats: NatsConnection, data: Uint8Array): Promise<TextWireFrame[]> {
+  const inbox = createInbox();
+  const subscription = nats.subscribe(inbox, { timeout: 10_000 });
+  nats.publish(Subjects.inferenceText, data, { reply: inbox, headers: headers() });
+  const received: TextWireFrame[] = [];
+  for await (const message of subscription) {
+    const frame = frames.decode(message.data);
+    received.push(frame);
+    if (frame.kind === 'end' || frame.kind === 'error') break;
+  }
+  subscription.unsubscribe();
+  return received;
+}
+
+const valid = () => ({
+  accountId: 'acct_wire',
+  keyId: 'key_wire',
+  keyType: 'master',
+  maskedKey: 'sk-...wire',
+  ip: '127.0.0.1',
+  requestId: `req_wire_${Math.random().toString(16).slice(2)}`,
+  format: 'chat',
+  body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] },
+});
+
+describe('inference.text on the wire', () => {
+  let nats: NatsConnection;
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    nats = await connect({ servers: suiteInfo().env.NATS_URL.split(','), name: 'gateway-e2e-wire' });
+    account = createAccount('enterprise', '100');
+  });
+
+  afterAll(async () => {
+    await nats?.close();
+  });
+
+  const encode = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
+
+  it.each([
+    ['a missing field', { ...valid(), keyId: undefined }, 'keyId', /keyId is required/],
+    ['a field of the wrong type', { ...valid(), body: 'hello' }, 'body', /body must be object/],
+    ['a value outside its set', { ...valid(), format: 'xml' }, 'format', /format must be one of chat, responses, messages/],
+    ['a bound broken', { ...valid(), reservedOutputTokens: 0 }, 'reservedOutputTokens', /reservedOutputTokens must be >= 1/],
+  ])('a payload with %s gets one error frame naming the field', async (_case, payload, param, message) => {
+    const received = await exchange(nats, encode(payload));
+    expect(received).toEqual([{ kind: 'error', error: { code: 'invalid_request', message: expect.stringMatching(message), param } }]);
+  });
+
+  it('a payload that is not JSON gets an error frame, and the router keeps serving', async () => {
+    expect(await exchange(nats, encode('{not json'))).toEqual([
+      { kind: 'error', error: { code: 'invalid_request', message: 'The inference.text payload is not JSON' } },
+    ]);
+    // A valid payload straight on NATS: the router answers it (404 for a model it lacks), then `end`.
+    const answered = await exchange(nats, encode(valid()));
+    expect(answered.filter((frame) => frame.kind !== 'heartbeat')).toEqual([
+      { kind: 'json', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ param: 'model' }) }) },
+      { kind: 'end' },
+    ]);
+    const response = await api('POST', '/v1/chat/completions', {
+      key: account.masterKey,
+      body: { model: 'sim-chat', messages: [{ role: 'user', content: 'still there?' }] },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it("serves an edge of the previous release, which wraps requests as Nest's NATS client does, in Nest's reply format", async () => {
+    const inbox = createInbox();
+    const subscription = nats.subscribe(inbox, { timeout: 10_000 });
+    nats.publish(Subjects.inferenceText, encode({ pattern: Subjects.inferenceText, data: valid(), id: 'nest-request-1' }), { reply: inbox });
+    const received: Record<string, any>[] = [];
+    for await (const message of subscription) {
+      const packet = JSON.parse(new TextDecoder().decode(message.data)) as Record<string, any>;
+      if (packet.response?.kind !== 'heartbeat') received.push(packet);
+      if (packet.isDisposed || packet.err) break;
+    }
+    expect(received).toEqual([
+      { id: 'nest-request-1', response: { kind: 'json', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ param: 'model' }) }) } },
+      { id: 'nest-request-1', isDisposed: true },
+    ]);
+  });
+
+  it('under a burst, each request has its one usage event and one ledger entry, streams and whole replies alike', async () => {
+    const watcher = await UsageWatcher.open();
+    try {
+      const burst = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          api('POST', '/v1/chat/completions', {
+            key: account.masterKey,
+            body: { model: 'sim-chat', messages: [{ role: 'user', content: `burst ${i}` }], stream: i % 3 === 0 },
+          }),
+        ),
+      );
+      expect(burst.map((response) => response.status)).toEqual(burst.map(() => 200));
+      const ids = burst.map((response) => response.headers.get('x-request-id') as string);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const id of ids) {
+        const events = await watcher.waitFor(id, { settleMs: 0 });
+        expect(events).toHaveLength(1);
+        expect(events[0].msgId).toBe(id);
+        expect(events[0].event).toMatchObject({ requestId: id, status: 'success', model: 'sim-chat' });
+        const entry = await ledgerEntry(account.masterKey, id);
+        expect(entry).toMatchObject({ request_id: id });
+      }
+      // Duplicates would have arrived by now: still one event per request.
+      for (const id of ids) expect(watcher.eventsFor(id)).toHaveLength(1);
+    } finally {
+      await watcher.close();
+    }
+  });
+});

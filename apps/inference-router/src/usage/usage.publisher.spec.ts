@@ -1,0 +1,52 @@
+import { UsageRecordedEvent } from '@gateway/contracts';
+import { JetStreamConnection } from '@gateway/platform';
+import { UsagePublisher } from './usage.publisher';
+
+const caller = { accountId: 'acct_1', keyId: 'key_1', keyType: 'master' as const, maskedKey: 'sk-...abcd', ip: '127.0.0.1', requestId: 'req_1' };
+const usage = { model: 'sim-chat', route: 'chat.completions', inputTokens: 3, outputTokens: 5, status: 'success' as const };
+
+/** The publisher over a JetStream stand-in whose acknowledgements the test releases. */
+function setup() {
+  const published: { event: UsageRecordedEvent; msgID?: string }[] = [];
+  const acks: (() => void)[] = [];
+  const connection = {
+    publisher: {
+      publish: (_subject: string, data: Uint8Array, options: { msgID?: string }) => {
+        published.push({ event: JSON.parse(new TextDecoder().decode(data)) as UsageRecordedEvent, msgID: options.msgID });
+        return new Promise<void>((resolve) => acks.push(resolve));
+      },
+    },
+  } as unknown as JetStreamConnection;
+  return { publisher: new UsagePublisher(connection), published, acks };
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('UsagePublisher', () => {
+  it('publishes after what the caller sends in the same turn (the reply), with the request id as message id', async () => {
+    const { publisher, published } = setup();
+    const order: string[] = [];
+    void publisher.record(caller, usage);
+    order.push(`reply sent; published so far: ${published.length}`);
+    await nextTurn();
+    await nextTurn();
+    expect(order).toEqual(['reply sent; published so far: 0']);
+    expect(published).toEqual([{ event: expect.objectContaining({ requestId: 'req_1', inputTokens: 3, outputTokens: 5 }), msgID: 'req_1' }]);
+  });
+
+  it('keeps the event pending until JetStream acknowledges it, and shutdown waits for it', async () => {
+    const { publisher, published, acks } = setup();
+    void publisher.record(caller, usage);
+    expect(publisher.pendingCount).toBe(1);
+    let closed = false;
+    const shutdown = publisher.beforeApplicationShutdown().then(() => (closed = true));
+    await nextTurn();
+    await nextTurn();
+    expect(published).toHaveLength(1);
+    expect(closed).toBe(false);
+    acks[0]();
+    await shutdown;
+    expect(closed).toBe(true);
+    expect(publisher.pendingCount).toBe(0);
+  });
+});
