@@ -119,6 +119,7 @@ export class TextGenerationService {
           answered = true;
           replied();
           if (frame.kind === 'json') {
+            if (!streaming && frame.retryAfter !== undefined) void reply.header('retry-after', String(frame.retryAfter));
             if (!streaming) void reply.status(frame.status).send(frame.body);
             return;
           }

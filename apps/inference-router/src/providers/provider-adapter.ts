@@ -65,14 +65,16 @@ export class UpstreamError extends Error {
     readonly retryable: boolean,
     /** The upstream's parsed error body (or raw text), for logs. */
     readonly body?: unknown,
+    /** The upstream's `Retry-After` (a 429's), in seconds: how long the route's breaker stays open. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'UpstreamError';
   }
 
   /** An HTTP-status error, retryable by the rule above. */
-  static fromStatus(status: number, message: string, body?: unknown): UpstreamError {
-    return new UpstreamError(status, message, isRetryableStatus(status), body);
+  static fromStatus(status: number, message: string, body?: unknown, retryAfterSeconds?: number): UpstreamError {
+    return new UpstreamError(status, message, isRetryableStatus(status), body, retryAfterSeconds);
   }
 }
 

@@ -10,6 +10,7 @@ import { errorReply, toDomainError, wireError } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
+import { affinityKey } from '../routing/affinity';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
@@ -100,6 +101,7 @@ export class TextGenerationService {
       store: save !== undefined,
       previousResponseId: parsed.previousResponseId,
     };
+    const routing = { affinity: affinityKey(canonical, body), tokens: outcome.inputTokens + (upstreamRequest.maxTokens ?? 0) };
 
     if (!canonical.stream) {
       const { result, route: served } = await this.upstream.withFallback(
@@ -107,8 +109,9 @@ export class TextGenerationService {
         signal,
         (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal),
         canonical.model,
+        routing,
       );
-      Object.assign(outcome, { provider: served.adapter, ...billedUsage(result.usage) });
+      Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label, ...billedUsage(result.usage) });
       const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
       await save?.(rendered as Record<string, unknown>);
       out.next({ kind: 'json', status: 200, body: rendered });
@@ -123,7 +126,11 @@ export class TextGenerationService {
     // What the client has been sent so far, for the edge to bill should this process die mid-stream.
     let streamedTokens = 0;
     // Fall back to another route only while nothing has been sent to the client.
-    const { result: events, route: served } = await this.upstream.withFallback(
+    const {
+      result: events,
+      route: served,
+      release,
+    } = await this.upstream.withFallback(
       model.routes,
       signal,
       async (adapter, upstreamRoute) => {
@@ -132,8 +139,9 @@ export class TextGenerationService {
         return { iterator, first };
       },
       canonical.model,
+      { ...routing, holdSlot: true },
     );
-    outcome.provider = served.adapter;
+    Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label });
     let saved = false;
     const send = async (frames: string[]) => {
       // The terminal frame waits for the write, so the client's next request finds the response.
@@ -189,6 +197,7 @@ export class TextGenerationService {
       const failure = { ...wireError(toDomainError(error)), message: 'The upstream provider failed mid-stream' };
       out.next({ kind: 'sse', frames: encoder.error(failure, request.requestId) });
     } finally {
+      release();
       const input = usage ?? startUsage;
       if (input) Object.assign(outcome, billedUsage(input));
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
