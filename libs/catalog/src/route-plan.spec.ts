@@ -26,7 +26,7 @@ describe('routePlan', () => {
     expect(firsts['m/c'] / 20_000).toBeLessThan(0.53);
   });
 
-  it("moves a key only off the route that left: the others keep their keys (rendezvous)", () => {
+  it('moves a key only off the route that left: the others keep their keys (rendezvous)', () => {
     const all = [route('m/a'), route('m/b'), route('m/c')];
     const without = all.filter((r) => r.label !== 'm/b');
     for (let i = 0; i < 500; i++) {

@@ -20,13 +20,16 @@ export function unitHash(key: string, label: string): number {
  * while that route is usable and moves to its next-best one when it is not, and the share of keys
  * that prefer each route follows the weights. Without a key, u is random: a weighted shuffle.
  */
-export function routePlan<T extends PlannedRoute>(routes: readonly T[], affinity?: string, random: () => number = Math.random): T[][] {
+export function routePlan<T extends PlannedRoute>(routes: readonly T[], affinity?: string | (() => string), random: () => number = Math.random): T[][] {
+  let key: string | undefined;
   const priorities = [...new Set(routes.map((route) => route.priority))].sort((a, b) => a - b);
   return priorities.map((priority) => {
     const group = routes.filter((route) => route.priority === priority);
     if (group.length === 1) return group;
+    // Computed only when there is a choice to make (most models have one route per priority).
+    if (affinity !== undefined && key === undefined) key = typeof affinity === 'function' ? affinity() : affinity;
     const scored = group.map((route) => {
-      const u = affinity !== undefined ? unitHash(affinity, route.label) : Math.min(Math.max(random(), Number.EPSILON), 1 - Number.EPSILON);
+      const u = key !== undefined ? unitHash(key, route.label) : Math.min(Math.max(random(), Number.EPSILON), 1 - Number.EPSILON);
       return { route, score: -route.weight / Math.log(u) };
     });
     return scored.sort((a, b) => b.score - a.score).map((entry) => entry.route);

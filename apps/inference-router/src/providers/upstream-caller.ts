@@ -17,8 +17,11 @@ export interface RetryPolicy {
 
 /** How one call picks among a model's routes (see `routePlan`). */
 export interface RoutingOptions {
-  /** Stickiness key (text: `affinityKey`): the same key prefers the same route while it is usable. */
-  affinity?: string;
+  /**
+   * Stickiness key (text: `affinityKey`): the same key prefers the same route while it is usable.
+   * A function is called only when a priority group has more than one route.
+   */
+  affinity?: string | (() => string);
   /** Estimated tokens of the request (prompt plus output cap), counted against a route's `tpm`. */
   tokens?: number;
   /**

@@ -20,6 +20,7 @@ export class RoutingRedis implements OnApplicationShutdown {
   /** A second connection: a subscribed one can issue no other commands. */
   readonly subscriber?: Redis;
   private wasDown = false;
+  private closing = false;
 
   constructor(@Optional() @Inject(ROUTING_REDIS_URL) url?: string) {
     if (!url) return;
@@ -28,7 +29,7 @@ export class RoutingRedis implements OnApplicationShutdown {
     this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true });
     for (const connection of [this.client, this.subscriber]) connection.on('error', () => undefined);
     this.client.on('close', () => {
-      if (!this.wasDown) this.logger.warn('Redis unreachable: route breakers are per replica and quotas unchecked until it is back');
+      if (!this.wasDown && !this.closing) this.logger.warn('Redis unreachable: route breakers are per replica and quotas unchecked until it is back');
       this.wasDown = true;
     });
     this.client.on('ready', () => {
@@ -42,6 +43,7 @@ export class RoutingRedis implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
     await Promise.all([this.client?.quit().catch(() => undefined), this.subscriber?.quit().catch(() => undefined)]);
   }
 }

@@ -101,7 +101,7 @@ export class TextGenerationService {
       store: save !== undefined,
       previousResponseId: parsed.previousResponseId,
     };
-    const routing = { affinity: affinityKey(canonical, body), tokens: outcome.inputTokens + (upstreamRequest.maxTokens ?? 0) };
+    const routing = { affinity: () => affinityKey(canonical, body), tokens: outcome.inputTokens + (upstreamRequest.maxTokens ?? 0) };
 
     if (!canonical.stream) {
       const { result, route: served } = await this.upstream.withFallback(
