@@ -3,7 +3,8 @@
  * keeps its route — for the provider's prompt cache — until that route leaves the rotation.
  */
 import { api, createAccount, TestAccount } from '../support/api';
-import { callsDuring, chat, many, routeRequests, routerMetricsUrl } from './pools';
+import { UsageWatcher } from '../support/usage-events';
+import { callsDuring, chat, many, routeRequests, setPool } from './pools';
 
 describe('routing: weights and stickiness', () => {
   let account: TestAccount;
@@ -39,13 +40,24 @@ describe('routing: weights and stickiness', () => {
   });
 
   it('keeps a conversation on one route, moves it when that route opens, and keeps it on the new one', async () => {
-    const { setPool } = await import('./pools');
     const turn = (text: string) => chat(account.masterKey, 'route-sticky', text, { user: 'sticky-user-1' });
     const first = await callsDuring(async () => {
       for (let i = 0; i < 6; i++) expect((await turn(`turn ${i}`)).status).toBe(200);
     });
     expect(Object.values(first)).toEqual([6]);
     const home = Object.keys(first)[0];
+    // The usage event names the route that served it (for operators); the client's answer does not.
+    const usage = await UsageWatcher.open();
+    try {
+      const served = await turn('which route?');
+      expect(served.status).toBe(200);
+      const event = await usage.single(served.headers.get('x-request-id')!);
+      expect(event.upstreamRoute).toBe(`route-sticky/${home.slice('pool-sticky-'.length)}`);
+      expect(served.text).not.toContain('route-sticky/');
+      expect([...served.headers.values()].join(' ')).not.toContain('route-sticky/');
+    } finally {
+      await usage.close();
+    }
     // A 429 with Retry-After takes the route out for that long.
     await setPool(home, 'limit', 60);
     try {
@@ -58,7 +70,6 @@ describe('routing: weights and stickiness', () => {
       expect(others[0][1]).toBe(6);
       // Other conversations still use every route but the open one.
       const spread = await callsDuring(() => many(30, 4, (i) => chat(account.masterKey, 'route-sticky', `another conversation ${i}`)));
-      console.log('DEBUG', home, spread, (await (await fetch(routerMetricsUrl())).text()).split('\n').filter((l) => l.includes('route-sticky')).join('\n'));
       expect(spread[home]).toBeUndefined();
       expect(Object.keys(spread)).toHaveLength(2);
     } finally {

@@ -16,7 +16,8 @@ export function routingTestModels(openaiRoute: (upstream: string) => object): Re
     chat('route-shared-live', [pool('a', 'pool-shared-live-a', { breaker: held }), pool('b', 'pool-shared-live-b', { breaker: held })]),
     chat('route-quota', [pool('capped', 'pool-quota-capped', { rpm: 3 }), pool('spill', 'pool-quota-spill', { priority: 1 })]),
     chat('route-quota-all', [pool('one', 'pool-quota-all-one', { rpm: 2 }), pool('two', 'pool-quota-all-two', { rpm: 1 })]),
-    chat('route-sticky', [pool('a', 'pool-sticky-a'), pool('b', 'pool-sticky-b'), pool('c', 'pool-sticky-c')]),
+    // Weights (even equal ones) make the routes one group; without priority or weight they would be ordered fallbacks.
+    chat('route-sticky', [pool('a', 'pool-sticky-a', { weight: 1 }), pool('b', 'pool-sticky-b', { weight: 1 }), pool('c', 'pool-sticky-c', { weight: 1 })]),
     {
       ...text,
       id: 'route-embed',
