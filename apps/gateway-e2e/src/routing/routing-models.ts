@@ -29,3 +29,14 @@ export function routingTestModels(openaiRoute: (upstream: string) => object): Re
     },
   ];
 }
+
+/**
+ * The other tests' models fail on purpose (always-500, bad-key, cut-off, ...) and count on every
+ * request reaching the upstream: their breakers never open here (1000 failures within 1 s).
+ */
+export function withoutBreakers(models: Record<string, unknown>[]): Record<string, unknown>[] {
+  return models.map((model) => ({
+    ...model,
+    routes: (model.routes as Record<string, unknown>[]).map((route) => ({ breaker: { failures: 1000, window_seconds: 1 }, ...route })),
+  }));
+}

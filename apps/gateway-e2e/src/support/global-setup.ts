@@ -10,7 +10,7 @@ import { FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY, FakeUpstreams, startFakeUpstreams 
 import { startFakeOtlpCollector } from './fake-otlp-collector';
 import { SUITE_INFO_FILE, SuiteInfo } from './suite-info';
 import { mediaTestModels } from './media-test-models';
-import { routingTestModels } from '../routing/routing-models';
+import { routingTestModels, withoutBreakers } from '../routing/routing-models';
 
 // Tooling shared with `npm start`: plain JS outside any project, so the boundary rule does not apply.
 /* eslint-disable @nx/enforce-module-boundaries */
@@ -122,11 +122,11 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     // 150 words at 40 ms: several seconds for a whole answer.
     model('sim-long', [{ adapter: 'simulator', upstream_model: 'sim-long', options: { token_delay_ms: 40, reply_words: 150 } }]),
     ...mediaTestModels(openaiRoute),
-    ...routingTestModels(openaiRoute),
     ...videoModels(fakes),
   ];
   const file = join(dir, 'models.e2e.yaml');
-  writeFileSync(file, `# Written by apps/gateway-e2e global setup.\n${stringify({ models })}`);
+  const routed = [...withoutBreakers(models), ...routingTestModels(openaiRoute)];
+  writeFileSync(file, `# Written by apps/gateway-e2e global setup.\n${stringify({ models: routed })}`);
   return file;
 }
 
