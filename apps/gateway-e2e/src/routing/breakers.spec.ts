@@ -6,7 +6,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAccount, TestAccount } from '../support/api';
+import { api, createAccount, TestAccount } from '../support/api';
 import { freePort, untilReady, waitForExit } from '../support/processes';
 import { suiteInfo } from '../support/suite-info';
 import { callsDuring, chat, many, poolCalls, routerMetricsUrl, routeState, setPool, until } from './pools';
@@ -64,6 +64,27 @@ describe('routing: circuit breakers', () => {
     );
     const after = await callsDuring(() => many(40, 4, () => send('route-breaker')));
     expect(after['pool-breaker-a']).toBeGreaterThan(5);
+  });
+
+  it('answers 429 with Retry-After without asking the upstream when every route is open, and still lists the model', async () => {
+    // A 429 with Retry-After opens the only route for that long.
+    await setPool('pool-all-open-only', 'limit', 90);
+    try {
+      expect((await send('route-all-open')).status).toBe(429);
+      const refused = await callsDuring(async () => {
+        const response = await send('route-all-open');
+        expect(response.status).toBe(429);
+        const wait = Number(response.headers.get('retry-after'));
+        expect(wait).toBeGreaterThan(60);
+        expect(wait).toBeLessThanOrEqual(90);
+        expect(response.body.error.message).toMatch(/unavailable/);
+      });
+      expect(refused).toEqual({});
+      const listed = await api('GET', '/v1/models', { key: account.masterKey });
+      expect(listed.body.data.map((model: { id: string }) => model.id)).toContain('route-all-open');
+    } finally {
+      await setPool('pool-all-open-only', 'ok');
+    }
   });
 
   describe('with a second router replica', () => {

@@ -102,7 +102,11 @@ export function upstreamDomainError(error: UpstreamError): DomainError {
       cause,
     );
   }
-  if (error.status === 429) return new DomainError(ErrorCode.RateLimited, error.message, undefined, cause);
+  if (error.status === 429) {
+    // The provider's Retry-After, when it sent one, is the client's too.
+    const wait = error.retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(error.retryAfterSeconds));
+    return new DomainError(ErrorCode.RateLimited, error.message, undefined, { ...cause, retryAfterSeconds: wait });
+  }
   if (error.status >= 400 && error.status < 500) return new DomainError(ErrorCode.InvalidRequest, error.message, undefined, { ...cause, status: error.status });
   const code = error.status === 0 ? ErrorCode.UpstreamTimeout : ErrorCode.UpstreamFailed;
   return new DomainError(code, `The upstream provider failed: ${error.message}`, undefined, cause);

@@ -4,6 +4,8 @@ import { UpstreamError, type ProviderAdapter } from '../providers/provider-adapt
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { RouteBreakers } from './route-breakers';
 import { affinityKey } from './affinity';
+import { retryAfterSeconds } from '../providers/upstream-http';
+import { upstreamDomainError } from '../providers/provider-adapter';
 
 const route = (name: string, extra: Partial<ResolvedRoute> = {}): ResolvedRoute => ({
   adapter: 'fake',
@@ -91,5 +93,17 @@ describe('affinityKey', () => {
     const later = { ...request, messages: [...request.messages, { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'hello' }] }] };
     expect(affinityKey(later)).toBe(affinityKey(request));
     expect(affinityKey({ ...request, system: 'other' })).not.toBe(affinityKey(request));
+  });
+});
+
+describe("a provider's Retry-After", () => {
+  it('reads seconds or an HTTP date, and passes it on to the client of a 429', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(retryAfterSeconds('120', now)).toBe(120);
+    expect(retryAfterSeconds('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30);
+    expect(retryAfterSeconds('soon', now)).toBeUndefined();
+    expect(retryAfterSeconds(undefined, now)).toBeUndefined();
+    expect(retryAfterSeconds('99999', now)).toBe(3600);
+    expect(upstreamDomainError(UpstreamError.fromStatus(429, 'slow down', undefined, 2.5)).retryAfterSeconds).toBe(3);
   });
 });
