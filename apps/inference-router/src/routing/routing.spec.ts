@@ -3,6 +3,8 @@ import { DomainError, GatewayMetrics } from '@gateway/platform';
 import { UpstreamError, type ProviderAdapter } from '../providers/provider-adapter';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { RouteBreakers } from './route-breakers';
+import { RouteQuotas } from './route-quotas';
+import type { RoutingRedis } from './routing-redis';
 import { affinityKey } from './affinity';
 import { retryAfterSeconds } from '../providers/upstream-http';
 import { upstreamDomainError } from '../providers/provider-adapter';
@@ -105,5 +107,28 @@ describe("a provider's Retry-After", () => {
     expect(retryAfterSeconds(undefined, now)).toBeUndefined();
     expect(retryAfterSeconds('99999', now)).toBe(3600);
     expect(upstreamDomainError(UpstreamError.fromStatus(429, 'slow down', undefined, 2.5)).retryAfterSeconds).toBe(3);
+  });
+});
+
+describe('the happy path', () => {
+  it('makes no Redis call for a model without quotas whose routes are closed', async () => {
+    const commands: string[] = [];
+    const client = new Proxy({}, { get: (_target, name) => async () => (commands.push(String(name)), name === 'eval' ? [1, 0] : 'OK') });
+    const redis = { available: true, client, subscriber: undefined } as unknown as RoutingRedis;
+    const caller = new UpstreamCaller(
+      { fake: {} as ProviderAdapter },
+      { attemptsPerRoute: 1, baseDelayMs: 0 },
+      undefined,
+      new RouteBreakers(redis),
+      new RouteQuotas(redis),
+    );
+    const routes = [route('a', { weight: 2 }), route('b'), route('c', { priority: 1 })];
+    for (let i = 0; i < 20; i++) {
+      await caller.withFallback(routes, new AbortController().signal, async () => 'ok', 'm', { affinity: `k${i}` });
+    }
+    expect(commands).toEqual([]);
+    // A route with a quota costs one script call per request.
+    await caller.withFallback([route('q', { rpm: 10, hasQuota: true })], new AbortController().signal, async () => 'ok', 'm');
+    expect(commands).toEqual(['eval']);
   });
 });
