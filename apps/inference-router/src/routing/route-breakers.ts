@@ -22,6 +22,8 @@ interface Breaker {
 
 /** A probe that never reports back (the process died) frees its claim after this. */
 const PROBE_CLAIM_MS = 60_000;
+/** How long startup waits for Redis to read the breakers' states. */
+const STARTUP_READ_MS = 3_000;
 /** How long a breaker's state outlives its opening in Redis (replicas joining later still see it). */
 const STATE_TTL_MS = 10 * 60_000;
 
@@ -62,19 +64,33 @@ export class RouteBreakers implements OnModuleInit {
     @Optional() private readonly metrics?: GatewayMetrics,
   ) {}
 
-  onModuleInit(): void {
+  /**
+   * Subscribes to state changes and reads the current states before the router serves (bounded by
+   * STARTUP_READ_MS: Redis down at startup means per-replica breakers, not a router that waits).
+   */
+  async onModuleInit(): Promise<void> {
     const labels = (this.catalog?.all() ?? []).flatMap((model) => model.routes.map((route) => route.label));
     this.metrics?.gauge(Metrics.routeState, (gauge) => {
       for (const label of labels) gauge.set({ route: label }, BREAKER_STATE_VALUE[this.state(label)]);
     });
+    const client = this.redis?.client;
     const subscriber = this.redis?.subscriber;
-    if (!subscriber) return;
+    if (!client || !subscriber) return;
     subscriber.on('message', (channel: string, message: string) => {
       if (channel === ROUTE_STATE_CHANNEL) this.applyMessage(message);
     });
     // ioredis subscribes again by itself after a reconnect; the states are read again each time.
-    this.redis!.client!.on('ready', () => void this.readStates(labels));
-    void subscriber.subscribe(ROUTE_STATE_CHANNEL).catch(() => undefined);
+    const subscribed = subscriber.subscribe(ROUTE_STATE_CHANNEL).catch(() => undefined);
+    client.on('ready', () => void this.readStates(labels));
+    let timer: NodeJS.Timeout | undefined;
+    const initial = new Promise<void>((resolve) => {
+      const read = () => void subscribed.then(() => this.readStates(labels)).finally(resolve);
+      if (client.status === 'ready') read();
+      else client.once('ready', read);
+      timer = setTimeout(resolve, STARTUP_READ_MS);
+    });
+    await initial;
+    clearTimeout(timer);
   }
 
   state(label: string, now = Date.now()): BreakerState {
