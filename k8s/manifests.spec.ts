@@ -580,7 +580,7 @@ describe('docker/compose.yaml', () => {
   const env = (service: string, name: string) => resolved(services[service].environment?.[name]);
   const REQUIRED_ENV: Record<App, string[]> = {
     'edge-gateway': ['NATS_URL', 'REDIS_URL', 'PORT', 'FILE_URL_SECRET', 'OBJECT_STORE_DIR', 'MODELS_CONFIG'],
-    'inference-router': ['NATS_URL', 'HEALTH_PORT', 'OBJECT_STORE_DIR', 'MODELS_CONFIG', ...PROVIDER_KEYS],
+    'inference-router': ['NATS_URL', 'HEALTH_PORT', 'REDIS_URL', 'OBJECT_STORE_DIR', 'MODELS_CONFIG', ...PROVIDER_KEYS],
     'key-service': ['NATS_URL', 'HEALTH_PORT', 'DATABASE_URL', 'KEY_ENCRYPTION_KEY'],
     'account-service': ['NATS_URL', 'HEALTH_PORT', 'DATABASE_URL'],
     'metering-service': ['NATS_URL', 'HEALTH_PORT', 'DATABASE_URL', 'REDIS_URL', 'MODELS_CONFIG'],

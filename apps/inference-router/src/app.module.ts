@@ -25,6 +25,9 @@ import { TextGenerationEndpoint } from './text-generation/text-generation.endpoi
 import { INFERENCE_HEARTBEAT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
+import { RouteBreakers } from './routing/route-breakers';
+import { RouteQuotas } from './routing/route-quotas';
+import { ROUTING_REDIS_URL, RoutingRedis } from './routing/routing-redis';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';
@@ -92,6 +95,10 @@ export class InferenceRouterModule {
         InflightRequests,
         CancelListener,
         UpstreamCaller,
+        { provide: ROUTING_REDIS_URL, useValue: env.REDIS_URL },
+        RoutingRedis,
+        RouteBreakers,
+        RouteQuotas,
         { provide: STORE_TIMEOUT_MS, useValue: env.STORE_TIMEOUT_MS },
         StoredResponsesClient,
         TextGenerationService,

@@ -1,12 +1,19 @@
 import { BaseEnv } from '@gateway/platform';
 import { WithObjectStoreEnv } from '@gateway/storage';
-import { IsInt, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
 /** The object store settings are where generated images are written (the edge serves them). */
 export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
   /** The model catalog (YAML). */
   @IsString()
   MODELS_CONFIG = 'config/models.yaml';
+
+  /**
+   * Shared route breakers and provider quotas (docs/configuration.md, "Routing"). Empty: every
+   * replica keeps its own breakers and quotas are not enforced.
+   */
+  @Matches(/^(rediss?:\/\/\S+)?$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL (or empty)' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
 
   /** Attempts per upstream route for connect errors, timeouts, 429 and 5xx, before the next route. */
   @IsInt()

@@ -8,6 +8,7 @@ import {
   IsNumber,
   IsObject,
   IsOptional,
+  IsPositive,
   IsString,
   IsUrl,
   Matches,
@@ -24,7 +25,24 @@ import {
 export const ADAPTER_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 export type AdapterName = string;
 
-/** One upstream a model can be served from; routes are tried in order (fallbacks). */
+/** A route's circuit breaker (defaults: BREAKER_DEFAULTS). */
+export class BreakerConfig {
+  /** Failures (connect errors, timeouts, 429, 5xx) within `window_seconds` that open the breaker. */
+  @IsOptional() @IsInt() @Min(1) @Max(1000) failures?: number;
+  @IsOptional() @IsNumber() @IsPositive() @Max(3600) window_seconds?: number;
+  /** How long an open breaker keeps the route out before one probe request may try it. */
+  @IsOptional() @IsNumber() @IsPositive() @Max(3600) cooldown_seconds?: number;
+}
+
+export const BREAKER_DEFAULTS = { failures: 5, window_seconds: 30, cooldown_seconds: 30 } as const;
+
+/** Names a route in metrics and usage events (`<model>/<name>`); the route's index when absent. */
+export const ROUTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * One upstream a model can be served from. Requests go to the usable routes of the best (lowest)
+ * `priority`, spread by `weight`; the next priority is the fallback (see `routePlan` in model-catalog.ts).
+ */
 export class RouteConfig {
   @Matches(ADAPTER_NAME, { message: 'adapter must be a provider name (lowercase letters, digits and dashes)' })
   adapter: AdapterName;
@@ -52,6 +70,28 @@ export class RouteConfig {
   @IsOptional()
   @IsBoolean()
   structured_outputs?: boolean;
+
+  /** Label in metrics and usage events: `<model id>/<name>` (default: the route's index in the list). */
+  @IsOptional()
+  @Matches(ROUTE_NAME, { message: 'name may hold letters, digits and ._- (at most 64)' })
+  name?: string;
+
+  /** Share of its priority group's traffic (default 1). */
+  @IsOptional() @IsNumber() @IsPositive() @Max(1_000_000) weight?: number;
+
+  /** Lower first; the next priority takes over when no route of this one is usable. */
+  @IsOptional() @IsInt() @Min(0) @Max(1000) priority?: number;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => BreakerConfig)
+  breaker?: BreakerConfig;
+
+  /** The provider key's limits, shared by every router replica: requests per minute, tokens per minute, requests at once. */
+  @IsOptional() @IsInt() @Min(1) rpm?: number;
+  @IsOptional() @IsInt() @Min(1) tpm?: number;
+  @IsOptional() @IsInt() @Min(1) max_concurrency?: number;
 }
 
 export class PricingConfig {

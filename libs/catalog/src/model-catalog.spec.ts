@@ -98,4 +98,51 @@ describe('ModelCatalog', () => {
     expect(catalog.firstServing('images.generations')?.config.id).toBe('painter');
     expect(catalog.firstServing('embeddings')).toBeUndefined();
   });
+
+  describe('routing fields', () => {
+    const load = (routes: string) => ModelCatalog.fromYaml(yaml(model('pooled', routes)), {}, () => undefined).get('pooled')!.routes;
+
+    it('keeps the historical order as fallbacks when no route sets priority or weight, and labels routes by name or index', () => {
+      const routes = load('      - { adapter: simulator, upstream_model: a }\n      - { adapter: simulator, upstream_model: b, name: backup }');
+      expect(routes.map((r) => [r.label, r.priority, r.weight])).toEqual([
+        ['pooled/0', 0, 1],
+        ['pooled/backup', 1, 1],
+      ]);
+      expect(routes[0].breakerPolicy).toEqual({ failures: 5, windowMs: 30_000, cooldownMs: 30_000 });
+      expect(routes[0].hasQuota).toBe(false);
+    });
+
+    it('puts routes without a priority in group 0 once any route sets weight or priority; reads breaker and quotas', () => {
+      const routes = load(
+        '      - { adapter: simulator, upstream_model: a, weight: 3, rpm: 60, breaker: { failures: 2, cooldown_seconds: 1.5 } }\n' +
+          '      - { adapter: simulator, upstream_model: b }\n' +
+          '      - { adapter: simulator, upstream_model: c, priority: 1 }',
+      );
+      expect(routes.map((r) => [r.priority, r.weight])).toEqual([
+        [0, 3],
+        [0, 1],
+        [1, 1],
+      ]);
+      expect(routes[0].breakerPolicy).toEqual({ failures: 2, windowMs: 30_000, cooldownMs: 1_500 });
+      expect(routes[0].hasQuota).toBe(true);
+    });
+
+    it.each([
+      ['weight: 0', /routes\.0\.weight/],
+      ['priority: -1', /routes\.0\.priority/],
+      ['rpm: 1.5', /routes\.0\.rpm/],
+      ['max_concurrency: 0', /routes\.0\.max_concurrency/],
+      ['breaker: { failures: 0 }', /routes\.0\.breaker\.failures/],
+      ['breaker: { window_seconds: -3 }', /routes\.0\.breaker\.window_seconds/],
+      ['name: "a b"', /routes\.0\.name/],
+    ])('refuses %s at startup, naming the field', (field, message) => {
+      expect(() => load(`      - { adapter: simulator, upstream_model: a, ${field} }`)).toThrow(message);
+    });
+
+    it('refuses two routes of one model with the same name', () => {
+      expect(() => load('      - { adapter: simulator, upstream_model: a, name: x }\n      - { adapter: simulator, upstream_model: b, name: x }')).toThrow(
+        /two routes named x/,
+      );
+    });
+  });
 });

@@ -3,13 +3,31 @@ import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { CatalogConfig, ModelConfig, RouteConfig } from './catalog.config';
+import { BREAKER_DEFAULTS, CatalogConfig, ModelConfig, RouteConfig } from './catalog.config';
 
 export class CatalogError extends Error {}
 
-/** A route ready to call: its key resolved from the environment. */
+/** A route ready to call: its key resolved from the environment, its routing settings with their defaults. */
 export interface ResolvedRoute extends RouteConfig {
   apiKey?: string;
+  /** `<model id>/<name or index in the catalog's list>`: metrics, traces and usage events. */
+  label: string;
+  /** Effective priority (see `effectivePriorities`) and weight. */
+  priority: number;
+  weight: number;
+  breakerPolicy: { failures: number; windowMs: number; cooldownMs: number };
+  /** Whether the route has rpm, tpm or max_concurrency (enforced in Redis). */
+  hasQuota: boolean;
+}
+
+/**
+ * A model whose routes set neither `priority` nor `weight` keeps the catalog's historical meaning:
+ * routes are tried in order, each a fallback of the one before (priority = index). As soon as one
+ * route sets either, an absent priority is 0 (one group, spread by weight).
+ */
+export function effectivePriorities(routes: RouteConfig[]): number[] {
+  const routing = routes.some((route) => route.priority !== undefined || route.weight !== undefined);
+  return routes.map((route, index) => route.priority ?? (routing ? 0 : index));
 }
 
 export interface CatalogModel {
@@ -28,6 +46,10 @@ function describe(errors: ValidationError[], path: string, models: unknown[]): s
     const own = Object.values(error.constraints ?? {}).map((message) => `${here}: ${message}`);
     return [...own, ...describe(error.children ?? [], here, models)];
   });
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
 }
 
 function toEntry(model: ModelConfig): ModelEntry {
@@ -109,10 +131,24 @@ export class ModelCatalog {
       if (seen.has(model.id)) throw new CatalogError(`${source} is invalid: model ${model.id} is listed twice`);
       seen.add(model.id);
       const routes: ResolvedRoute[] = [];
-      for (const route of model.routes) {
-        if (requireCredentials && route.api_key_env && !env[route.api_key_env]) continue;
-        routes.push({ ...route, apiKey: route.api_key_env ? env[route.api_key_env] : undefined });
-      }
+      const priorities = effectivePriorities(model.routes);
+      const names = new Set<string>();
+      model.routes.forEach((route, index) => {
+        const name = route.name ?? String(index);
+        if (names.has(name)) throw new CatalogError(`${source} is invalid: model ${model.id} has two routes named ${name}`);
+        names.add(name);
+        if (requireCredentials && route.api_key_env && !env[route.api_key_env]) return;
+        const breaker = { ...BREAKER_DEFAULTS, ...stripUndefined(route.breaker ?? {}) };
+        routes.push({
+          ...route,
+          apiKey: route.api_key_env ? env[route.api_key_env] : undefined,
+          label: `${model.id}/${name}`,
+          priority: priorities[index],
+          weight: route.weight ?? 1,
+          breakerPolicy: { failures: breaker.failures, windowMs: breaker.window_seconds * 1000, cooldownMs: breaker.cooldown_seconds * 1000 },
+          hasQuota: route.rpm !== undefined || route.tpm !== undefined || route.max_concurrency !== undefined,
+        });
+      });
       if (routes.length === 0) {
         const missing = model.routes
           .map((route) => route.api_key_env)

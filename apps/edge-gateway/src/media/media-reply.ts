@@ -7,7 +7,10 @@ import type { FastifyReply } from 'fastify';
  * stored ones as file URLs (plain when public, signed and expiring otherwise).
  */
 export function sendMediaReply(reply: FastifyReply, answer: MediaReply, urls?: FileUrls): FastifyReply {
-  if (answer.kind === 'json') return reply.status(answer.status).send(answer.body);
+  if (answer.kind === 'json') {
+    if (answer.retryAfter !== undefined) void reply.header('retry-after', String(answer.retryAfter));
+    return reply.status(answer.status).send(answer.body);
+  }
   if (!urls) throw new Error('the router answered images on a route that does not generate them');
   const data = answer.images.map((image) => {
     const item: Record<string, string> = image.file ? { url: urls.urlFor(image.file.key, image.file.public) } : { b64_json: image.b64_json ?? '' };

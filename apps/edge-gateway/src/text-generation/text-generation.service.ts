@@ -27,7 +27,6 @@ const NO_ROUTER = { code: 'NO_RESPONDERS' };
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
-  connection: 'keep-alive',
   // Proxies such as nginx must not buffer the stream.
   'x-accel-buffering': 'no',
 };
@@ -141,6 +140,7 @@ export class TextGenerationService {
         answered = true;
         replied();
         if (frame.kind === 'json') {
+          if (!streaming && frame.retryAfter !== undefined) void reply.header('retry-after', String(frame.retryAfter));
           if (!streaming) void reply.status(frame.status).send(frame.body);
           return;
         }

@@ -4,7 +4,6 @@ import { encodeVideoEvent, HEARTBEAT, VideoStreamEvent } from './video-events';
 const STREAM_HEADERS: OutgoingHttpHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
-  connection: 'keep-alive',
   // Proxies such as nginx must not buffer the stream.
   'x-accel-buffering': 'no',
 };

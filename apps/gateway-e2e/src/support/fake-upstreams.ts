@@ -34,6 +34,11 @@
  *
  * Every request is recorded (method, path, headers, parsed body, whether the client went away
  * before the response ended) and served back by `GET /__requests`; `DELETE /__requests` clears it.
+ *
+ * Pools (routing tests, see routing/*.spec.ts): OpenAI chat models named `pool-<anything>` are
+ * separate upstreams that answer as `echo` and count their calls. `GET /__pools` returns
+ * `{<name>: calls}`; `PUT /__pools/<name>` with `{"mode": "ok" | "fail" | "limit", "retry_after"?: s}`
+ * makes it answer normally, HTTP 503, or HTTP 429 with `Retry-After` (when given).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -88,6 +93,31 @@ export interface FakeUpstreams {
   close(): Promise<void>;
 }
 
+/** Pool upstreams (see the header): calls per name, and how each answers. */
+const poolCalls = new Map<string, number>();
+const poolModes = new Map<string, { mode: 'ok' | 'fail' | 'limit'; retryAfter?: number }>();
+
+function handlePoolControl(method: string, path: string, text: string, response: ServerResponse): void {
+  if (method === 'GET') return sendJson(response, 200, Object.fromEntries(poolCalls));
+  const name = decodeURIComponent(path.slice('/__pools/'.length));
+  const body = JSON.parse(text || '{}') as { mode?: 'ok' | 'fail' | 'limit'; retry_after?: number };
+  poolModes.set(name, { mode: body.mode ?? 'ok', retryAfter: body.retry_after });
+  sendJson(response, 200, { name, ...poolModes.get(name) });
+}
+
+/** Counts a pool call; true when it answered with its failure mode. */
+function poolFailed(model: string, response: ServerResponse): boolean {
+  poolCalls.set(model, (poolCalls.get(model) ?? 0) + 1);
+  const { mode, retryAfter } = poolModes.get(model) ?? { mode: 'ok' };
+  if (mode === 'fail') sendJson(response, 503, { error: { message: `fake pool ${model} is down`, type: 'server_error' } });
+  else if (mode === 'limit') {
+    const text = JSON.stringify({ error: { message: `fake pool ${model} is rate limited`, type: 'rate_limit_error' } });
+    response.writeHead(429, { 'content-type': 'application/json', ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}) });
+    response.end(text);
+  } else return false;
+  return true;
+}
+
 export async function startFakeUpstreams(): Promise<FakeUpstreams> {
   const openai = await startServer('openai', handleOpenAI);
   const anthropic = await startServer('anthropic', handleAnthropic);
@@ -109,6 +139,7 @@ async function startServer(kind: FakeUpstream['kind'], handler: Handler): Promis
         return sendJson(response, 200, requests);
       }
       const text = Buffer.concat(chunks).toString('utf8');
+      if (path === '/__pools' || path.startsWith('/__pools/')) return handlePoolControl(incoming.method ?? 'GET', path, text, response);
       let body: unknown = text;
       try {
         body = text ? JSON.parse(text) : undefined;
@@ -353,7 +384,11 @@ async function handleOpenAI(request: RecordedRequest, response: ServerResponse):
     return sendJson(response, 404, { error: { message: `no route ${request.method} ${request.path}`, type: 'invalid_request_error' } });
   }
   const body = request.body ?? {};
-  const model = String(body.model ?? '');
+  let model = String(body.model ?? '');
+  if (model.startsWith('pool-')) {
+    if (poolFailed(model, response)) return;
+    model = 'echo';
+  }
   if (model === 'always-500') return sendJson(response, 500, { error: { message: ALWAYS_500_MESSAGE, type: 'server_error' } });
   if (model === 'bad-key') return sendJson(response, 401, { error: { message: BAD_KEY_MESSAGE, type: 'invalid_request_error', code: 'invalid_api_key' } });
   if (model === 'reject-400') {
@@ -456,7 +491,11 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
     return anthropicError(response, 404, 'not_found_error', `no route ${request.method} ${request.path}`);
   }
   const body = request.body ?? {};
-  const model = String(body.model ?? '');
+  let model = String(body.model ?? '');
+  if (model.startsWith('pool-')) {
+    if (poolFailed(model, response)) return;
+    model = 'echo';
+  }
   if (model === 'always-500') return anthropicError(response, 500, 'api_error', ALWAYS_500_MESSAGE);
   if (model === 'reject-400') return anthropicError(response, 400, 'invalid_request_error', REJECT_400_MESSAGE);
   if (!KNOWN_MODELS.has(model)) return anthropicError(response, 404, 'not_found_error', `model: ${model}`);

@@ -10,6 +10,7 @@ import { FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY, FakeUpstreams, startFakeUpstreams 
 import { startFakeOtlpCollector } from './fake-otlp-collector';
 import { SUITE_INFO_FILE, SuiteInfo } from './suite-info';
 import { mediaTestModels } from './media-test-models';
+import { routingTestModels, withoutBreakers } from '../routing/routing-models';
 
 // Tooling shared with `npm start`: plain JS outside any project, so the boundary rule does not apply.
 /* eslint-disable @nx/enforce-module-boundaries */
@@ -124,7 +125,8 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     ...videoModels(fakes),
   ];
   const file = join(dir, 'models.e2e.yaml');
-  writeFileSync(file, `# Written by apps/gateway-e2e global setup.\n${stringify({ models })}`);
+  const routed = [...withoutBreakers(models), ...routingTestModels(openaiRoute)];
+  writeFileSync(file, `# Written by apps/gateway-e2e global setup.\n${stringify({ models: routed })}`);
   return file;
 }
 

@@ -53,6 +53,7 @@ describe('usage events', () => {
       ip: '127.0.0.1',
       timestamp: expect.any(Number),
       provider: 'simulator',
+      upstreamRoute: 'sim-chat/0',
     });
     expect(events[0].event.maskedKey).toBe(key.maskedKey);
     expect(events[0].event.timestamp).toBeGreaterThanOrEqual(before - 1);
@@ -182,6 +183,7 @@ describe('usage events', () => {
     expect(await usage.single(requestId)).toMatchObject({
       model: 'fallback-chat',
       provider: 'simulator',
+      upstreamRoute: 'fallback-chat/1', // the route that served it, after the first failed
       status: 'success',
       inputTokens: completion.usage!.prompt_tokens,
       outputTokens: completion.usage!.completion_tokens,

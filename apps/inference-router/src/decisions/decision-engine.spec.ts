@@ -192,7 +192,7 @@ describe('DecisionEngine', () => {
     });
     const fallback = new StubAdapter(() => topLogprobs({ yes: 0.8, no: 0.2 }));
     const result = await engineWith(primary, fallback).answer(decision({ fresh: FRESH }), signal());
-    expect(result).toEqual({ answers: { fresh: { type: 'noul', noul: 0.8 } }, provider: 'simulator' });
+    expect(result).toEqual({ answers: { fresh: { type: 'noul', noul: 0.8 } }, provider: 'simulator', upstreamRoute: 'jev/1' });
     expect(primaryCalls).toBe(4); // 2 attempts × 2 orderings
     expect(fallback.requests).toHaveLength(2);
   });
@@ -325,7 +325,7 @@ describe('DecisionEngine over an OpenAI-compatible backing model', () => {
       const engine = new DecisionEngine(catalog, new UpstreamCaller({ openai, simulator: openai, anthropic: openai }, { attemptsPerRoute: 1, baseDelayMs: 0 }));
       const result = await engine.answer(decision({ fresh: FRESH }), signal());
       // (.8 + .4) / 2
-      expect(result).toEqual({ answers: { fresh: { type: 'noul', noul: 0.6 } }, provider: 'openai' });
+      expect(result).toEqual({ answers: { fresh: { type: 'noul', noul: 0.6 } }, provider: 'openai', upstreamRoute: 'jev/0' });
       expect(upstream.requests).toHaveLength(2);
       for (const request of upstream.requests) {
         expect(request.url).toBe('/v1/chat/completions');

@@ -74,6 +74,8 @@ export interface DecisionResult {
   answers: Record<string, DecisionAnswer>;
   /** The adapter that served the last call, for the usage event. */
   provider?: string;
+  /** The catalog label of the route that answered (the last one, when the questions' calls used several). */
+  upstreamRoute?: string;
 }
 
 /** What one ordering's completion says about the options (indexes in request order). */
@@ -190,6 +192,7 @@ export class DecisionEngine {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     let provider: string | undefined;
+    let upstreamRoute: string | undefined;
     try {
       const answers = await mapLimited(decision.questions, this.options.questionConcurrency, local.signal, async (question) => {
         const ask = async (ordering: Ordering) => {
@@ -201,6 +204,7 @@ export class DecisionEngine {
             model.config.id,
           );
           provider = route.adapter;
+          upstreamRoute = route.label;
           return readOrdering(result, prompt, optionCount(question));
         };
         const [forward, reversed] = await Promise.all([ask('forward'), ask('reversed')]);
@@ -213,7 +217,7 @@ export class DecisionEngine {
         local.abort(error);
         throw error;
       });
-      return { answers: Object.fromEntries(decision.questions.map((question, index) => [question.id, answers[index]])), provider };
+      return { answers: Object.fromEntries(decision.questions.map((question, index) => [question.id, answers[index]])), provider, upstreamRoute };
     } finally {
       signal.removeEventListener('abort', onAbort);
     }

@@ -97,6 +97,7 @@ describe('DecisionService', () => {
         outputTokens: 0,
         status: 'success',
         provider: 'simulator',
+        upstreamRoute: 'jev/0',
         timestamp: expect.any(Number),
       },
     ]);

@@ -90,8 +90,8 @@ export class DecisionService {
     checkDecisionLength(decision);
     this.active++;
     try {
-      const { answers, provider } = await this.engine.answer(decision, new AbortController().signal);
-      outcome.provider = provider;
+      const { answers, provider, upstreamRoute } = await this.engine.answer(decision, new AbortController().signal);
+      Object.assign(outcome, { provider, upstreamRoute });
       const body: DecisionResponseBody = {
         id: `dec_${randomUUID().replace(/-/g, '')}`,
         object: 'decision',

@@ -50,7 +50,7 @@ export class EmbeddingsService {
         if (!adapter.embed) throw new Error(`the ${upstreamRoute.adapter} adapter does not serve embeddings (catalog model ${model.config.id})`);
         return adapter.embed(upstreamRoute, canonical, signal);
       });
-      Object.assign(outcome, { provider: route.adapter, inputTokens: result.inputTokens });
+      Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label, inputTokens: result.inputTokens });
       return {
         kind: 'json',
         status: 200,

@@ -17,7 +17,15 @@ export function wireError(error: DomainError): WireError {
   return { status: error.status, message: error.message, code: error.code, param: error.param };
 }
 
-/** A failed call's reply: the error's status and the body of the client's format (a 5xx names the request). */
-export function errorReply(format: ClientFormat, error: DomainError, requestId: string): { kind: 'json'; status: number; body: Record<string, unknown> } {
-  return { kind: 'json', status: error.status, body: format.errorBody(wireError(error), requestId) };
+/**
+ * A failed call's reply: the error's status and the body of the client's format (a 5xx names the
+ * request), and the seconds to wait when the error says (the edge sends them as `Retry-After`).
+ */
+export function errorReply(
+  format: ClientFormat,
+  error: DomainError,
+  requestId: string,
+): { kind: 'json'; status: number; body: Record<string, unknown>; retryAfter?: number } {
+  const reply = { kind: 'json' as const, status: error.status, body: format.errorBody(wireError(error), requestId) };
+  return error.retryAfterSeconds !== undefined ? { ...reply, retryAfter: error.retryAfterSeconds } : reply;
 }

@@ -62,7 +62,7 @@ export class ImagesService {
         if (!adapter.generateImages) throw new Error(`the ${upstreamRoute.adapter} adapter does not generate images (catalog model ${model.config.id})`);
         return adapter.generateImages(upstreamRoute, canonical, signal);
       });
-      outcome.provider = route.adapter;
+      Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
       const format = body.response_format ?? ImageDefaults.response_format;
       const isPublic = body.public ?? ImageDefaults.public;
       const images = await Promise.all(result.images.map((image) => (format === 'url' ? this.stored(image, isPublic) : this.inline(image))));

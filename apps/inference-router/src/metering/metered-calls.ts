@@ -19,6 +19,8 @@ export interface CallOutcome {
   /** Images generated. */
   units?: number;
   provider?: string;
+  /** The catalog label of the upstream route that served it (`<model>/<route>`). */
+  upstreamRoute?: string;
 }
 
 export interface MeteredCall {
@@ -66,9 +68,9 @@ export class MeteredCalls {
     } finally {
       this.running--;
       if (call.signal?.aborted) outcome.status = 'cancelled';
-      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, status, provider } = outcome;
+      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, status, provider, upstreamRoute } = outcome;
       const cache = { ...(cacheReadTokens ? { cacheReadTokens } : {}), ...(cacheWriteTokens ? { cacheWriteTokens } : {}) };
-      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, ...cache, units, status, provider });
+      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, ...cache, units, status, provider, upstreamRoute });
     }
   }
 

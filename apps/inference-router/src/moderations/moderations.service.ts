@@ -31,7 +31,7 @@ export class ModerationsService {
         if (!adapter.moderate) throw new Error(`the ${upstreamRoute.adapter} adapter does not serve moderations (catalog model ${model.config.id})`);
         return adapter.moderate(upstreamRoute, canonical, signal);
       });
-      outcome.provider = route.adapter;
+      Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
       return {
         kind: 'json',
         status: 200,

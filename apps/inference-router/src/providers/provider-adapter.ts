@@ -65,14 +65,16 @@ export class UpstreamError extends Error {
     readonly retryable: boolean,
     /** The upstream's parsed error body (or raw text), for logs. */
     readonly body?: unknown,
+    /** The upstream's `Retry-After` (a 429's), in seconds: how long the route's breaker stays open. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'UpstreamError';
   }
 
   /** An HTTP-status error, retryable by the rule above. */
-  static fromStatus(status: number, message: string, body?: unknown): UpstreamError {
-    return new UpstreamError(status, message, isRetryableStatus(status), body);
+  static fromStatus(status: number, message: string, body?: unknown, retryAfterSeconds?: number): UpstreamError {
+    return new UpstreamError(status, message, isRetryableStatus(status), body, retryAfterSeconds);
   }
 }
 
@@ -100,7 +102,11 @@ export function upstreamDomainError(error: UpstreamError): DomainError {
       cause,
     );
   }
-  if (error.status === 429) return new DomainError(ErrorCode.RateLimited, error.message, undefined, cause);
+  if (error.status === 429) {
+    // The provider's Retry-After, when it sent one, is the client's too.
+    const wait = error.retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(error.retryAfterSeconds));
+    return new DomainError(ErrorCode.RateLimited, error.message, undefined, { ...cause, retryAfterSeconds: wait });
+  }
   if (error.status >= 400 && error.status < 500) return new DomainError(ErrorCode.InvalidRequest, error.message, undefined, { ...cause, status: error.status });
   const code = error.status === 0 ? ErrorCode.UpstreamTimeout : ErrorCode.UpstreamFailed;
   return new DomainError(code, `The upstream provider failed: ${error.message}`, undefined, cause);

@@ -3,10 +3,17 @@ import { GatewayMetrics } from '@gateway/platform';
 import { upstreamDomainError, UpstreamError, type ProviderAdapter } from './provider-adapter';
 import { UpstreamCaller } from './upstream-caller';
 
+const routing = (index: number) => ({
+  label: `m/${index}`,
+  priority: index,
+  weight: 1,
+  breakerPolicy: { failures: 100, windowMs: 30_000, cooldownMs: 30_000 },
+  hasQuota: false,
+});
 const ROUTES: ResolvedRoute[] = [
-  { adapter: 'openai', base_url: 'http://upstream.invalid/v1', upstream_model: 'gpt-x' },
-  { adapter: 'simulator', upstream_model: 'sim' },
-] as ResolvedRoute[];
+  { adapter: 'openai', base_url: 'http://upstream.invalid/v1', upstream_model: 'gpt-x', ...routing(0) },
+  { adapter: 'simulator', upstream_model: 'sim', ...routing(1) },
+];
 
 const adapter = {} as ProviderAdapter;
 

@@ -146,7 +146,21 @@ async function httpError(response: Dispatcher.ResponseData, signal: AbortSignal)
     if (!(mapped instanceof UpstreamError)) throw mapped;
   }
   const body = parseJsonOr(text);
-  return UpstreamError.fromStatus(response.statusCode, upstreamErrorMessage(body, response.statusCode), body);
+  return UpstreamError.fromStatus(
+    response.statusCode,
+    upstreamErrorMessage(body, response.statusCode),
+    body,
+    retryAfterSeconds(response.headers['retry-after']),
+  );
+}
+
+/** A `Retry-After` header (seconds, or an HTTP date) in seconds; undefined when absent or unreadable. Capped at an hour. */
+export function retryAfterSeconds(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const seconds = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : (Date.parse(value) - now) / 1000;
+  if (!Number.isFinite(seconds)) return undefined;
+  return Math.min(3600, Math.max(0, seconds));
 }
 
 async function* readSseEvents(body: ResponseBody, signal: AbortSignal): AsyncGenerator<EventSourceMessage> {

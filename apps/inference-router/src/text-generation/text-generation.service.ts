@@ -10,6 +10,7 @@ import { errorReply, toDomainError, wireError } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { countPromptTokens, countTokens } from '../providers/token-count';
 import { UpstreamCaller } from '../providers/upstream-caller';
+import { affinityKey } from '../routing/affinity';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 import { countDeltaTokens } from '../token-counting/delta-tokens';
 import { InflightRequests } from './inflight-requests';
@@ -107,16 +108,18 @@ export class TextGenerationService {
       store: save !== undefined,
       previousResponseId: parsed.previousResponseId,
     };
+    // A route's `tpm` quota counts the prompt plus the output cap; counted only for a route that has one.
+    const routing = { affinity: () => affinityKey(canonical, body), tokens: () => countedPrompt() + (upstreamRequest.maxTokens ?? 0) };
 
     if (!canonical.stream) {
       const { result, route: served } = await this.upstream
-        .withFallback(model.routes, signal, (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal), canonical.model)
+        .withFallback(model.routes, signal, (adapter, upstreamRoute) => adapter.complete(upstreamRoute, upstreamRequest, signal), canonical.model, routing)
         .catch((error: unknown) => {
           // Failed or cancelled before the upstream reported usage: the event carries our count.
           outcome.inputTokens = countedPrompt();
           throw error;
         });
-      Object.assign(outcome, { provider: served.adapter, ...billedUsage(result.usage) });
+      Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label, ...billedUsage(result.usage) });
       const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
       await save?.(rendered as Record<string, unknown>);
       out.next({ kind: 'json', status: 200, body: rendered });
@@ -131,7 +134,11 @@ export class TextGenerationService {
     // What the client has been sent so far, for the edge to bill should this process die mid-stream.
     let streamedTokens = 0;
     // Fall back to another route only while nothing has been sent to the client.
-    const { result: events, route: served } = await this.upstream
+    const {
+      result: events,
+      route: served,
+      release,
+    } = await this.upstream
       .withFallback(
         model.routes,
         signal,
@@ -141,12 +148,13 @@ export class TextGenerationService {
           return { iterator, first };
         },
         canonical.model,
+        { ...routing, holdSlot: true },
       )
       .catch((error: unknown) => {
         outcome.inputTokens = countedPrompt();
         throw error;
       });
-    outcome.provider = served.adapter;
+    Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label });
     let saved = false;
     const send = async (frames: string[]) => {
       // The terminal frame waits for the write, so the client's next request finds the response.
@@ -202,6 +210,7 @@ export class TextGenerationService {
       const failure = { ...wireError(toDomainError(error)), message: 'The upstream provider failed mid-stream' };
       out.next({ kind: 'sse', frames: encoder.error(failure, request.requestId) });
     } finally {
+      release();
       const input = usage ?? startUsage;
       if (input) Object.assign(outcome, billedUsage(input));
       else outcome.inputTokens = countedPrompt();

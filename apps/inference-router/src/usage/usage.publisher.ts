@@ -28,7 +28,7 @@ export class UsagePublisher implements BeforeApplicationShutdown {
     caller: CallerContext,
     usage: Pick<
       UsageRecordedEvent,
-      'model' | 'route' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'units' | 'status' | 'provider'
+      'model' | 'route' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'units' | 'status' | 'provider' | 'upstreamRoute'
     >,
   ): Promise<void> {
     const event = usageEvent(caller, usage);

@@ -2,7 +2,16 @@ import { ResolvedRoute } from '@gateway/catalog';
 import { SimulatorVideoAdapter } from './simulator-video.adapter';
 import { VideoJobError } from './video-adapter';
 
-const route = (options: Record<string, unknown>): ResolvedRoute => ({ adapter: 'simulator', upstream_model: 'sim-video', options });
+const route = (options: Record<string, unknown>): ResolvedRoute => ({
+  adapter: 'simulator',
+  upstream_model: 'sim-video',
+  options,
+  label: 'sim-video/0',
+  priority: 0,
+  weight: 1,
+  breakerPolicy: { failures: 5, windowMs: 30_000, cooldownMs: 30_000 },
+  hasQuota: false,
+});
 
 describe('SimulatorVideoAdapter', () => {
   const adapter = new SimulatorVideoAdapter();

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ModelCatalog } from '@gateway/catalog';
+import { ModelCatalog, routePlan } from '@gateway/catalog';
 import { VideoJobData, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
 import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
@@ -16,8 +16,9 @@ export interface RunningVideoJob {
 }
 
 /**
- * Runs one video generation: the model's routes in catalog order (a retryable failure moves on to
- * the next), the file into the object store (private), then the job's one usage event — before the
+ * Runs one video generation: the model's routes by the catalog's routing plan (priority groups,
+ * weighted within one: `routePlan`; a retryable failure moves on to the next; a resumed job starts
+ * with the route that already holds its upstream job), the file into the object store (private), then the job's one usage event — before the
  * job completes, so a crash after it cannot lose the charge, and a rerun cannot double it.
  */
 @Injectable()
@@ -37,8 +38,11 @@ export class VideoGenerationService {
     if (!model) throw new VideoJobError('model_not_found', `Model '${data.model}' is no longer served`, false);
     const resume = data.upstream;
     let failure: unknown;
-    for (let index = resume?.route ?? 0; index < model.routes.length; index++) {
-      const route = model.routes[index];
+    const resumed = resume ? model.routes[resume.route] : undefined;
+    const plan = routePlan(model.routes).flat();
+    const order = resumed ? [resumed, ...plan.filter((route) => route !== resumed)] : plan;
+    for (const route of order) {
+      const index = model.routes.indexOf(route);
       try {
         const video = await this.adapters.for(route).generate(
           { jobId: job.id, prompt: data.prompt, size: data.size, route },
@@ -51,11 +55,11 @@ export class VideoGenerationService {
         );
         const objectKey = `videos/${randomUUID()}.${video.extension}`;
         await this.store.put(objectKey, video.body, { contentType: video.contentType, public: false });
-        await this.usage.record(data.caller, { model: data.model, status: 'success', units: 1, provider: route.adapter });
+        await this.usage.record(data.caller, { model: data.model, status: 'success', units: 1, provider: route.adapter, upstreamRoute: route.label });
         return { objectKey, contentType: video.contentType, model: data.model, size: data.size, resolution: video.resolution, duration: video.duration };
       } catch (error) {
         if (signal.aborted || !(error instanceof VideoJobError) || !error.retryable) throw error;
-        this.logger.warn(`video job ${job.id}: route ${index} (${route.adapter}) failed: ${error.message}`);
+        this.logger.warn(`video job ${job.id}: route ${route.label} (${route.adapter}) failed: ${error.message}`);
         failure = error;
       }
     }

@@ -13,7 +13,7 @@ export class VideoUsagePublisher {
   constructor(private readonly connection: JetStreamConnection) {}
 
   /** Throws when JetStream cannot take it after retries. */
-  record(caller: CallerContext, usage: { model: string; status: UsageStatus; units: number; provider?: string }): Promise<void> {
+  record(caller: CallerContext, usage: { model: string; status: UsageStatus; units: number; provider?: string; upstreamRoute?: string }): Promise<void> {
     const event: UsageRecordedEvent = {
       requestId: caller.requestId,
       ...(caller.clientRequestId ? { clientRequestId: caller.clientRequestId } : {}),
@@ -30,6 +30,7 @@ export class VideoUsagePublisher {
       status: usage.status,
       timestamp: Math.floor(Date.now() / 1000),
       provider: usage.provider,
+      upstreamRoute: usage.upstreamRoute,
     };
     return publishUsageEvent(this.connection.jetstream, event, this.logger);
   }

@@ -347,7 +347,9 @@ export interface GeneratedImage {
  * A media route's answer: a body to send as is with its status (embeddings, moderations, every
  * error), or generated images, which the edge renders (it alone signs file URLs).
  */
-export type MediaReply = { kind: 'json'; status: number; body: unknown } | { kind: 'images'; created: number; images: GeneratedImage[] };
+export type MediaReply =
+  | { kind: 'json'; status: number; body: unknown; /** Seconds, sent as `Retry-After` (a 429). */ retryAfter?: number }
+  | { kind: 'images'; created: number; images: GeneratedImage[] };
 
 /**
  * One NATS message of a `MediaReply`: its JSON text, cut into parts because a NATS message is

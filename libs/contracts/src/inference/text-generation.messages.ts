@@ -70,7 +70,9 @@ export class TextGenerationRequest extends CallerContext {
  *   (dead, or cut off) from a slow upstream within seconds.
  */
 export type TextFrame =
-  { kind: 'json'; status: number; body: unknown } | { kind: 'sse'; frames: string[]; inputTokens?: number; outputTokens?: number } | { kind: 'heartbeat' };
+  | { kind: 'json'; status: number; body: unknown; /** Seconds, sent as `Retry-After` (a 429). */ retryAfter?: number }
+  | { kind: 'sse'; frames: string[]; inputTokens?: number; outputTokens?: number }
+  | { kind: 'heartbeat' };
 
 export class CancelInferenceEvent {
   @IsString()

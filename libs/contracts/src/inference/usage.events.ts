@@ -45,6 +45,8 @@ export interface UsageRecordedEvent {
   timestamp: number;
   /** The adapter that served it, for operators (not shown to clients). */
   provider?: string;
+  /** The catalog label of the upstream route that served it (`<model>/<route name or index>`), for operators. */
+  upstreamRoute?: string;
 }
 
 /** What a usage event says about the request beyond who made it. */

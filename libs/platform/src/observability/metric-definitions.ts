@@ -64,6 +64,18 @@ export const Metrics = {
     type: 'counter',
     labels: ['provider', 'model'],
   }),
+  routeState: define({
+    name: 'gateway_route_state',
+    help: "An upstream route's circuit breaker on this router replica: 0 closed, 1 half-open, 2 open (route = <model>/<route name or index>)",
+    type: 'gauge',
+    labels: ['route'],
+  }),
+  routeRequests: define({
+    name: 'gateway_route_requests_total',
+    help: 'Upstream route decisions and attempts: success, error, rate_limited, timeout, client_error, skipped_open, skipped_quota',
+    type: 'counter',
+    labels: ['route', 'outcome'],
+  }),
   natsRequestDuration: define({
     name: 'gateway_nats_request_duration_seconds',
     help: 'Edge to back-end service over NATS: until the first reply (for a stream, its first frame)',
