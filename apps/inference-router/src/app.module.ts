@@ -25,9 +25,7 @@ import { TextGenerationEndpoint } from './text-generation/text-generation.endpoi
 import { INFERENCE_HEARTBEAT_MS, TextGenerationService } from './text-generation/text-generation.service';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
-import { RouteBreakers } from './routing/route-breakers';
-import { RouteQuotas } from './routing/route-quotas';
-import { ROUTING_REDIS_URL, RoutingRedis } from './routing/routing-redis';
+import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';

@@ -12,6 +12,7 @@ import {
   RedisConnection,
   splitList,
 } from '@gateway/platform';
+import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
 import { VideoAdapters } from './adapters/video-adapters';
 import { VideoGenerationService } from './generation/video-generation.service';
@@ -36,6 +37,11 @@ export class VideoWorkerModule {
         { provide: OBJECT_STORE, useValue: createObjectStore(env) },
         { provide: VIDEO_WORKER_OPTIONS, useValue: { redisUrl: env.REDIS_URL, concurrency: env.VIDEO_CONCURRENCY, lockMs: env.VIDEO_LOCK_MS } },
         RedisConnection,
+        // Route breakers and quotas, shared with the router replicas (same Redis, same keys).
+        { provide: ROUTING_REDIS_URL, useValue: env.REDIS_URL },
+        RoutingRedis,
+        RouteBreakers,
+        RouteQuotas,
         VideoJobMetrics,
         JetStreamConnection,
         VideoAdapters,

@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ResolvedRoute, routePlan } from '@gateway/catalog';
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError, GatewayMetrics, inSpan, Metrics, SpanKind, trace } from '@gateway/platform';
-import { Admission, RouteBreakers } from '../routing/route-breakers';
-import { RouteQuotas } from '../routing/route-quotas';
+import { Admission, RouteBreakers, RouteQuotas } from '@gateway/routing';
 import { isCredentialRefusal, ProviderAdapter, UpstreamError, UpstreamRoute } from './provider-adapter';
 
 export const PROVIDER_ADAPTERS = Symbol('PROVIDER_ADAPTERS');

@@ -1,6 +1,6 @@
 import { ResolvedRoute } from '@gateway/catalog';
 import { setTimeout as delay } from 'node:timers/promises';
-import { GeneratedVideo, GenerationContext, numberOption, VideoAdapter, VideoJobError, VideoRequest } from './video-adapter';
+import { GeneratedVideo, GenerationContext, numberOption, retryAfterSeconds, VideoAdapter, VideoJobError, VideoRequest } from './video-adapter';
 
 /** OpenAI's video object (`openai` SDK, `resources/videos.d.ts`), the fields we read. */
 interface UpstreamVideo {
@@ -134,6 +134,7 @@ export class OpenAIVideoAdapter implements VideoAdapter {
       retryable ? 'upstream_error' : 'upstream_rejected',
       `The video provider answered ${response.status}${message ? `: ${message}` : ''}`,
       retryable,
+      { status: response.status, retryAfterSeconds: response.status === 429 ? retryAfterSeconds(response.headers.get('retry-after')) : undefined },
     );
   }
 }

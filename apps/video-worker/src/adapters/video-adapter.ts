@@ -45,10 +45,21 @@ export class VideoJobError extends Error {
     readonly code: string,
     message: string,
     readonly retryable: boolean,
+    /** The provider's answer: its HTTP status, and a 429's Retry-After (seconds), which the route's breaker honours. */
+    readonly upstream: { status?: number; retryAfterSeconds?: number } = {},
   ) {
     super(message);
     this.name = 'VideoJobError';
   }
+}
+
+/** A Retry-After header (seconds or an HTTP date) in seconds; undefined when absent or unreadable. */
+export function retryAfterSeconds(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 /** Number route options (`options.duration_ms`), with a default and bounds. */

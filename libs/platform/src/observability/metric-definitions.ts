@@ -66,7 +66,7 @@ export const Metrics = {
   }),
   routeState: define({
     name: 'gateway_route_state',
-    help: "An upstream route's circuit breaker on this router replica: 0 closed, 1 half-open, 2 open (route = <model>/<route name or index>)",
+    help: "An upstream route's circuit breaker on this replica (router or video-worker): 0 closed, 1 half-open, 2 open (route = <model>/<route name or index>)",
     type: 'gauge',
     labels: ['route'],
   }),

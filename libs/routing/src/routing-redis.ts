@@ -8,7 +8,8 @@ export const ROUTING_REDIS_URL = Symbol('ROUTING_REDIS_URL');
 export const ROUTE_STATE_CHANNEL = 'gateway:routes:state';
 
 /**
- * The router's Redis: shared route breakers and provider quotas. Never on the way of a request
+ * The Redis of route breakers and provider quotas, shared by every router and video-worker replica
+ * (both set ROUTING_REDIS_URL to their REDIS_URL: the same Redis, the same keys). Never on the way of a request
  * while it is down: `available` is false unless the connection is ready, and callers then fall
  * back to per-replica state (breakers) or skip the check (quotas) instead of waiting in ioredis'
  * offline queue. Absent (no URL) in unit tests: everything is per-process.

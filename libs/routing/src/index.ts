@@ -1,0 +1,3 @@
+export * from './routing-redis';
+export * from './route-breakers';
+export * from './route-quotas';
