@@ -3,8 +3,8 @@ import { ResolvedRoute } from '@gateway/catalog';
 import { randomUUID } from 'node:crypto';
 import { routeKey, RoutingRedis } from './routing-redis';
 
-/** A concurrency slot whose holder died is freed after this (longer than any generation). */
-const SLOT_TTL_MS = 15 * 60_000;
+/** A concurrency slot whose holder died is freed after this (longer than any text or image call); callers may set their own. */
+export const SLOT_TTL_MS = 15 * 60_000;
 
 /**
  * One call per request: checks and takes the route's quotas in the current minute (rpm: requests;
@@ -50,7 +50,8 @@ export class RouteQuotas {
 
   constructor(@Optional() private readonly redis?: RoutingRedis) {}
 
-  async acquire(route: ResolvedRoute, tokens: number, now = Date.now()): Promise<QuotaGrant> {
+  /** `slotTtlMs`: how long the concurrency slot outlives a holder that dies without giving it back. */
+  async acquire(route: ResolvedRoute, tokens: number, now = Date.now(), slotTtlMs = SLOT_TTL_MS): Promise<QuotaGrant> {
     if (!route.hasQuota) return { granted: true, release: NOTHING_HELD };
     if (!this.redis?.available) return this.unchecked(route);
     const minute = Math.floor(now / 60_000);
@@ -63,7 +64,7 @@ export class RouteQuotas {
       route.max_concurrency ?? 0,
       now,
       slot,
-      SLOT_TTL_MS,
+      slotTtlMs,
       (minute + 1) * 60_000 - now,
     ];
     try {

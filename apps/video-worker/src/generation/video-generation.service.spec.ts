@@ -116,8 +116,9 @@ describe('video generation and provider quotas', () => {
   function quotaRedis(full: Set<string>) {
     const commands: string[] = [];
     const client = {
-      eval: async (_script: string, _n: number, rpmKey: string) => {
-        commands.push(`eval ${rpmKey.split(':')[2]}`);
+      // KEYS rpm, tpm, slots; ARGV rpm, tpm, tokens, max concurrency, now, slot id, slot ttl, …
+      eval: async (_script: string, _n: number, rpmKey: string, ...rest: unknown[]) => {
+        commands.push(`eval ${rpmKey.split(':')[2]} ttl ${rest[8]}`);
         return [...full].some((label) => rpmKey.includes(`{${label}}`)) ? [0, 30_000] : [1, 0];
       },
       zrem: async (key: string) => void commands.push(`zrem ${key.split(':')[2]}`),
@@ -132,7 +133,8 @@ describe('video generation and provider quotas', () => {
     await run();
     expect(calls).toEqual(['b']);
     expect(usage).toEqual([expect.objectContaining({ upstreamRoute: 'vid/b' })]);
-    expect(commands).toEqual(['eval {vid/a}', 'eval {vid/b}', 'zrem {vid/b}']);
+    // The slot outlives a dead worker by the route's upstream timeout (default 20 min) plus a minute.
+    expect(commands).toEqual(['eval {vid/a} ttl 1260000', 'eval {vid/b} ttl 1260000', 'zrem {vid/b}']);
     expect(await outcomes()).toEqual(expect.arrayContaining(['vid/a skipped_quota 1', 'vid/b success 1']));
   });
 

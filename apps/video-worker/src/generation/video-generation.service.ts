@@ -20,6 +20,16 @@ export interface RunningVideoJob {
 const PASS: Admission = { kind: 'pass' };
 
 /**
+ * A `max_concurrency` slot is held while the job runs upstream; should its worker die, it expires
+ * a minute after the longest the job may wait for its provider (the route's `options.timeout_ms`,
+ * default 20 minutes as in the openai adapter).
+ */
+const slotTtlMs = (route: ResolvedRoute): number => {
+  const timeout = route.options?.timeout_ms;
+  return (typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : 1_200_000) + 60_000;
+};
+
+/**
  * Runs one video generation: the model's routes by the catalog's routing plan (priority groups,
  * weighted within one: `routePlan`), as the router does for every other endpoint: a route whose
  * circuit breaker is open, or that is at its provider quota (`rpm`: job submissions per minute;
@@ -72,7 +82,7 @@ export class VideoGenerationService {
         waitMs = Math.min(waitMs, admission.retryAfterMs);
         continue;
       }
-      const quota = resuming ? await this.resumeSlot(route) : await this.quotas.acquire(route, 0);
+      const quota = resuming ? await this.resumeSlot(route) : await this.quotas.acquire(route, 0, undefined, slotTtlMs(route));
       if (!quota.granted) {
         this.breakers.released(route, admission);
         this.count(route, 'skipped_quota');
@@ -142,7 +152,7 @@ export class VideoGenerationService {
   private async resumeSlot(route: ResolvedRoute): Promise<QuotaGrant> {
     if (!route.max_concurrency) return { granted: true, release: () => undefined };
     const slotOnly: ResolvedRoute = { ...route, rpm: undefined, tpm: undefined };
-    const grant = await this.quotas.acquire(slotOnly, 0);
+    const grant = await this.quotas.acquire(slotOnly, 0, undefined, slotTtlMs(route));
     return grant.granted ? grant : { granted: true, release: () => undefined };
   }
 
