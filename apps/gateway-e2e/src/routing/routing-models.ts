@@ -20,6 +20,19 @@ export function routingTestModels(openaiRoute: (upstream: string) => object): Re
     // Weights (even equal ones) make the routes one group; without priority or weight they would be ordered fallbacks.
     chat('route-sticky', [pool('a', 'pool-sticky-a', { weight: 1 }), pool('b', 'pool-sticky-b', { weight: 1 }), pool('c', 'pool-sticky-c', { weight: 1 })]),
     {
+      // Video jobs (video/routing.spec.ts): a failing first route opens, the fallback serves.
+      id: 'route-video-breaker',
+      owned_by: 'e2e',
+      created: 1767225600,
+      pricing: { input: 0, output: 0, per_item: 0.25 },
+      endpoints: ['videos.generations'],
+      sizes: ['16:9'],
+      routes: ['a', 'b'].map((name, priority) => ({
+        ...pool(name, `pool-video-${name}`, { priority, breaker: held }),
+        options: { poll_interval_ms: 100, seconds: '8' },
+      })),
+    },
+    {
       ...text,
       id: 'route-embed',
       endpoints: ['embeddings'],

@@ -35,7 +35,7 @@
  * Every request is recorded (method, path, headers, parsed body, whether the client went away
  * before the response ended) and served back by `GET /__requests`; `DELETE /__requests` clears it.
  *
- * Pools (routing tests, see routing/*.spec.ts): OpenAI chat models named `pool-<anything>` are
+ * Pools (routing tests, see routing/*.spec.ts and video/routing.spec.ts): OpenAI chat and video models named `pool-<anything>` are
  * separate upstreams that answer as `echo` and count their calls. `GET /__pools` returns
  * `{<name>: calls}`; `PUT /__pools/<name>` with `{"mode": "ok" | "fail" | "limit", "retry_after"?: s}`
  * makes it answer normally, HTTP 503, or HTTP 429 with `Retry-After` (when given).
@@ -624,7 +624,10 @@ async function handleOpenAIVideos(request: RecordedRequest, response: ServerResp
     // The official SDK sends multipart; undici parses it back the same way a server would.
     const form = await new Response(String(request.body ?? ''), { headers: { 'content-type': contentType } }).formData();
     const model = String(form.get('model') ?? '');
-    if (!['sora-fake', 'sora-fail', 'sora-flaky'].includes(model)) {
+    // A pool counts its submissions and may fail them; its videos then complete like sora-fake's.
+    if (model.startsWith('pool-')) {
+      if (poolFailed(model, response)) return;
+    } else if (!['sora-fake', 'sora-fail', 'sora-flaky'].includes(model)) {
       return sendJson(response, 404, { error: { message: `The model '${model}' does not exist`, type: 'invalid_request_error' } });
     }
     const video: FakeVideo = {
