@@ -16,7 +16,7 @@ import { DecisionController } from './decisions/decision.controller';
 import { DecisionEngine } from './decisions/decision-engine';
 import { DecisionService } from './decisions/decision.service';
 import { RouterMetrics } from './observability/router-metrics';
-import { assertCatalogServable, ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS } from './providers/provider-adapters';
+import { assertCatalogServable, ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS, UPSTREAM_MAX_CONNECTIONS } from './providers/provider-adapters';
 import { RouterEnv } from './router.env';
 import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
@@ -72,6 +72,7 @@ export class InferenceRouterModule {
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         { provide: RETRY_POLICY, useValue: { attemptsPerRoute: env.UPSTREAM_ATTEMPTS, baseDelayMs: env.UPSTREAM_RETRY_BASE_MS } },
         { provide: SIMULATOR_TOKEN_DELAY_MS, useValue: env.SIMULATOR_TOKEN_DELAY_MS },
+        { provide: UPSTREAM_MAX_CONNECTIONS, useValue: env.UPSTREAM_MAX_CONNECTIONS },
         { provide: INFERENCE_HEARTBEAT_MS, useValue: env.INFERENCE_HEARTBEAT_MS },
         ProviderAdapters,
         {

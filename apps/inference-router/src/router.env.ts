@@ -26,6 +26,16 @@ export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
   @Max(60_000)
   UPSTREAM_RETRY_BASE_MS: number = 200;
 
+  /**
+   * Max open connections per upstream origin (per HTTP provider adapter, per replica). An HTTP/1.1
+   * stream holds its connection for its whole length, so this bounds the concurrent streams one
+   * replica can hold to one provider; requests beyond it wait for a free connection.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(65_536)
+  UPSTREAM_MAX_CONNECTIONS: number = 4096;
+
   /** Simulator pacing: delay between streamed tokens, for demos and time-to-first-byte tests. */
   @IsInt()
   @Min(0)

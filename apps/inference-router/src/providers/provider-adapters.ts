@@ -6,9 +6,12 @@ import { ProviderAdapter } from './provider-adapter';
 import { SimulatorAdapter } from './simulator/simulator.adapter';
 
 export const SIMULATOR_TOKEN_DELAY_MS = Symbol('SIMULATOR_TOKEN_DELAY_MS');
+export const UPSTREAM_MAX_CONNECTIONS = Symbol('UPSTREAM_MAX_CONNECTIONS');
 
 export interface ProviderAdapterOptions {
   simulatorTokenDelayMs: number;
+  /** Max sockets per upstream origin of each HTTP adapter (UPSTREAM_MAX_CONNECTIONS). */
+  upstreamMaxConnections?: number;
 }
 
 /**
@@ -17,8 +20,8 @@ export interface ProviderAdapterOptions {
  */
 export function createProviderAdapters(options: ProviderAdapterOptions): Record<string, ProviderAdapter> {
   return {
-    openai: new OpenAIAdapter(),
-    anthropic: new AnthropicAdapter(),
+    openai: new OpenAIAdapter({ connections: options.upstreamMaxConnections }),
+    anthropic: new AnthropicAdapter({ connections: options.upstreamMaxConnections }),
     simulator: new SimulatorAdapter({ tokenDelayMs: options.simulatorTokenDelayMs }),
   };
 }
@@ -28,8 +31,8 @@ export function createProviderAdapters(options: ProviderAdapterOptions): Record<
 export class ProviderAdapters implements OnApplicationShutdown {
   readonly byName: Record<string, ProviderAdapter>;
 
-  constructor(@Inject(SIMULATOR_TOKEN_DELAY_MS) simulatorTokenDelayMs: number) {
-    this.byName = createProviderAdapters({ simulatorTokenDelayMs });
+  constructor(@Inject(SIMULATOR_TOKEN_DELAY_MS) simulatorTokenDelayMs: number, @Inject(UPSTREAM_MAX_CONNECTIONS) upstreamMaxConnections: number) {
+    this.byName = createProviderAdapters({ simulatorTokenDelayMs, upstreamMaxConnections });
   }
 
   /** Closes the upstream connection pools. */

@@ -4,7 +4,7 @@ import { abortedError, UpstreamError } from './provider-adapter';
 
 /** Connection-pool and timeout settings of one adapter's HTTP client. */
 export interface UpstreamHttpOptions {
-  /** Max sockets per upstream origin (default 256). */
+  /** Max sockets per upstream origin (default 4096; UPSTREAM_MAX_CONNECTIONS). */
   connections?: number;
   /** How long an idle keep-alive socket stays in the pool (default 30 s). */
   keepAliveTimeoutMs?: number;
@@ -30,7 +30,7 @@ export class UpstreamHttpClient {
 
   constructor(options: UpstreamHttpOptions = {}) {
     this.agent = new Agent({
-      connections: options.connections ?? 256,
+      connections: options.connections ?? 4096,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
       connect: { timeout: options.connectTimeoutMs ?? 10_000 },
       headersTimeout: options.headersTimeoutMs ?? 600_000,
