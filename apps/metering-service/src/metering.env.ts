@@ -15,4 +15,13 @@ export class MeteringEnv extends DatabaseEnv {
   @Min(1000)
   @Max(600_000)
   METERING_ACK_WAIT_MS: number = 10_000;
+
+  /**
+   * How long a batch smaller than the largest (256 events) waits for more before it is written: at
+   * low rates it turns one ledger statement per event into one per few events. 0 writes at once.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  METERING_BATCH_LINGER_MS: number = 20;
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
 import { UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import {
@@ -24,6 +24,7 @@ import { LedgerRepository, PricedUsage } from './ledger.repository';
 import { priceUsage } from './pricing';
 
 export const METERING_ACK_WAIT_MS = Symbol('METERING_ACK_WAIT_MS');
+export const METERING_BATCH_LINGER_MS = Symbol('METERING_BATCH_LINGER_MS');
 
 const codec = JSONCodec<UsageRecordedEvent>();
 const RETRY_DELAY_MS = 2_000;
@@ -57,6 +58,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     redis: RedisConnection,
     metrics: GatewayMetrics,
     shutdown: GracefulShutdown,
+    @Optional() @Inject(METERING_BATCH_LINGER_MS) private readonly lingerMs = 0,
   ) {
     this.budget = new BudgetStore(redis.client);
     this.ledgerWrites = metrics.counter(Metrics.ledgerWrites);
@@ -151,8 +153,22 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
         wake = undefined;
         continue;
       }
-      // Let the messages already delivered to this process reach the queue: no waiting for more.
-      await new Promise((resolve) => setImmediate(resolve));
+      if (queue.length < BATCH_SIZE && this.lingerMs > 0) {
+        // A small batch waits up to lingerMs for more (at low rates one statement per event costs
+        // several times its share of one per batch); a full batch or the end goes at once.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.lingerMs);
+          wake = () => {
+            if (queue.length < BATCH_SIZE && !ended) return;
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      } else {
+        // Let the messages already delivered to this process reach the queue.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       const handled: Promise<void> = this.handleBatch(queue.splice(0, BATCH_SIZE))
         .catch((error: Error) => this.logger.error(`a batch of usage events was not handled: ${error.message}`))
         .finally(() => inFlight.delete(handled));
