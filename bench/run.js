@@ -309,6 +309,16 @@ async function main() {
       if (!row.ledger.pass) ledgerFailed = true;
       log(`  ledger ${row.ledger.pass ? 'PASS' : `FAIL: ${row.ledger.problems.join('; ')}`}`);
     };
+    /**
+     * After a streaming run of ours (TTFB, streams): waits for metering to catch up, then checks the
+     * ledger holds one entry per 2xx id; `allowedExtra` rows may come from requests that were not 2xx.
+     */
+    const checkRowLedger = async (row, ids, ok, rowsBefore, allowedExtra) => {
+      const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted });
+      row.meteringCatchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
+      row.ledger = await ledger.check({ ids, ok, rowsBefore, rowsAfter: caught.count, allowedExtra, caughtUp: caught.caughtUp });
+      recordLedger(row);
+    };
 
     /**
      * One non-streaming row: warm-up, measured closed loop, and for our gateway metering's catch-up
@@ -476,20 +486,8 @@ async function main() {
       });
       const { okRequestIds, ...figures } = result;
       const row = { target: target.name, ...figures, settle: settled };
-      if (target.metered) {
-        const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + result.ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted });
-        row.meteringCatchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
-        row.ledger = await ledger.check({
-          ids: okRequestIds,
-          ok: result.ok,
-          rowsBefore,
-          rowsAfter: caught.count,
-          // the unmeasured requests before them, and the failed ones
-          allowedExtra: result.warmupAttempted + (result.attempted - result.ok),
-          caughtUp: caught.caughtUp,
-        });
-        recordLedger(row);
-      }
+      // the unmeasured requests before them, and the failed ones, may add rows too
+      if (target.metered) await checkRowLedger(row, okRequestIds, result.ok, rowsBefore, result.warmupAttempted + (result.attempted - result.ok));
       ttfbRows.push(row);
     }
     checkInterrupted();
@@ -532,19 +530,7 @@ async function main() {
         const { okRequestIds, ...figures } = result;
         const row = { target: target.name, ...figures, mockThreadBusy: mockBusy, mockMaxChunkLateMs: mockStats.pacedMaxLateMs, settle: settled };
         row.passed = result.failed === 0 && result.stalled === 0 && result.attempted === n;
-        if (target.metered) {
-          const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + result.ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted });
-          row.meteringCatchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
-          row.ledger = await ledger.check({
-            ids: okRequestIds,
-            ok: result.ok,
-            rowsBefore,
-            rowsAfter: caught.count,
-            allowedExtra: result.failed,
-            caughtUp: caught.caughtUp,
-          });
-          recordLedger(row);
-        }
+        if (target.metered) await checkRowLedger(row, okRequestIds, result.ok, rowsBefore, result.failed);
         log(
           `  ${row.ok}/${n} ok, ${row.failed} failed, ${row.stalled} stalled; largest gap p99 ${row.maxGapMs.p99?.toFixed(0) ?? '-'} ms; ` +
             `load generator event-loop delay max ${row.clientEventLoopDelayMs.max.toFixed(0)} ms`,

@@ -272,14 +272,7 @@ export class BudgetStore {
   }
 
   async settle(accountId: string, requestId: string, costNano: number, proxy?: { keyId: string; windowId: string }): Promise<void> {
-    await this.redis.gatewaySettle(
-      keys.balance(accountId),
-      ...keys.reservations(accountId),
-      proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : '',
-      ...(proxy ? keys.reservations(proxy.keyId) : ['', '', '']),
-      requestId,
-      String(costNano),
-    );
+    await this.redis.gatewaySettle(...settleArgs({ accountId, requestId, costNano, proxy }));
   }
 
   /**
@@ -289,16 +282,7 @@ export class BudgetStore {
   async settleMany(settlements: Settlement[]): Promise<(Error | null)[]> {
     if (settlements.length === 0) return [];
     const pipeline = this.redis.pipeline() as ReturnType<Redis['pipeline']> & { gatewaySettle(...args: string[]): unknown };
-    for (const { accountId, requestId, costNano, proxy } of settlements) {
-      pipeline.gatewaySettle(
-        keys.balance(accountId),
-        ...keys.reservations(accountId),
-        proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : '',
-        ...(proxy ? keys.reservations(proxy.keyId) : ['', '', '']),
-        requestId,
-        String(costNano),
-      );
-    }
+    for (const settlement of settlements) pipeline.gatewaySettle(...settleArgs(settlement));
     const replies = (await pipeline.exec()) ?? [];
     return settlements.map((_, index) => (replies[index] ? replies[index][0] : new Error('no reply from Redis')));
   }
@@ -310,4 +294,16 @@ export interface Settlement {
   requestId: string;
   costNano: number;
   proxy?: { keyId: string; windowId: string };
+}
+
+/** The SETTLE script's keys and arguments for one settlement (`settle` and `settleMany`). */
+function settleArgs({ accountId, requestId, costNano, proxy }: Settlement): string[] {
+  return [
+    keys.balance(accountId),
+    ...keys.reservations(accountId),
+    proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : '',
+    ...(proxy ? keys.reservations(proxy.keyId) : ['', '', '']),
+    requestId,
+    String(costNano),
+  ];
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ResolvedRoute, routePlan } from '@gateway/catalog';
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError, GatewayMetrics, inSpan, Metrics, SpanKind, trace } from '@gateway/platform';
-import { Admission, RouteBreakers, RouteQuotas } from '@gateway/routing';
+import { Admission, enterRoute, RouteBreakers, RouteQuotas, SkippedRoutes } from '@gateway/routing';
 import { isCredentialRefusal, ProviderAdapter, UpstreamError, UpstreamRoute } from './provider-adapter';
 
 export const PROVIDER_ADAPTERS = Symbol('PROVIDER_ADAPTERS');
@@ -105,25 +105,18 @@ export class UpstreamCaller {
   ): Promise<{ result: T; route: ServedRoute; release: () => void }> {
     let lastError: unknown;
     let attempted = false;
-    let waitMs = Number.POSITIVE_INFINITY;
-    let quotaSkipped = false;
+    const skipped = new SkippedRoutes();
+    const tokens = () => (typeof options.tokens === 'function' ? options.tokens() : (options.tokens ?? 0));
     for (const group of routePlan(routes, options.affinity)) {
       for (const resolved of group) {
         if (signal.aborted) throw lastError ?? new UpstreamError(0, 'cancelled', false);
-        const admission = await this.breakers.admit(resolved);
-        if (admission.kind === 'skip') {
-          this.count(resolved, 'skipped_open');
-          waitMs = Math.min(waitMs, admission.retryAfterMs);
+        const entry = await enterRoute(this.breakers, resolved, () => this.quotas.acquire(resolved, tokens()));
+        if (!entry.entered) {
+          this.count(resolved, entry.outcome);
+          skipped.add(entry);
           continue;
         }
-        const quota = await this.quotas.acquire(resolved, typeof options.tokens === 'function' ? options.tokens() : (options.tokens ?? 0));
-        if (!quota.granted) {
-          this.breakers.released(resolved, admission);
-          this.count(resolved, 'skipped_quota');
-          quotaSkipped = true;
-          waitMs = Math.min(waitMs, quota.retryAfterMs);
-          continue;
-        }
+        const { admission, quota } = entry;
         attempted = true;
         this.byLabel.set(resolved.label, resolved);
         const route = toUpstreamRoute(resolved);
@@ -141,10 +134,10 @@ export class UpstreamCaller {
       }
     }
     if (!attempted && lastError === undefined) {
-      const seconds = Math.max(1, Math.ceil((Number.isFinite(waitMs) ? waitMs : 1000) / 1000));
+      const seconds = skipped.retryAfterSeconds;
       // At a provider quota: the provider keys' rate limits, a 429. Every route's breaker open: the
       // upstreams are failing, a 503. Either way no upstream was asked, and Retry-After says when to.
-      if (quotaSkipped) {
+      if (skipped.atQuota) {
         throw new DomainError(
           ErrorCode.RateLimited,
           `Every upstream route of '${model}' is unavailable or at its provider quota right now; retry in ${seconds} s`,

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ModelCatalog, ResolvedRoute, routePlan } from '@gateway/catalog';
 import { VideoJobData, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
 import { GatewayMetrics, Metrics } from '@gateway/platform';
-import { Admission, QuotaGrant, RouteBreakers, RouteQuotas } from '@gateway/routing';
+import { Admission, enterRoute, QuotaGrant, RouteBreakers, RouteQuotas, SkippedRoutes } from '@gateway/routing';
 import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
 import { GeneratedVideo, VideoJobError } from '../adapters/video-adapter';
@@ -67,8 +67,7 @@ export class VideoGenerationService {
     if (!model) throw new VideoJobError('model_not_found', `Model '${data.model}' is no longer served`, false);
     const resume = data.upstream;
     let failure: unknown;
-    let waitMs = Number.POSITIVE_INFINITY;
-    let quotaSkipped = false;
+    const skipped = new SkippedRoutes();
     const resumed = resume ? model.routes[resume.route] : undefined;
     const plan = routePlan(model.routes).flat();
     const order = resumed ? [resumed, ...plan.filter((route) => route !== resumed)] : plan;
@@ -76,20 +75,18 @@ export class VideoGenerationService {
       if (signal.aborted) throw signal.reason;
       const index = model.routes.indexOf(route);
       const resuming = resume !== undefined && resume.route === index;
-      const admission = resuming ? PASS : await this.breakers.admit(route);
-      if (admission.kind === 'skip') {
-        this.count(route, 'skipped_open');
-        waitMs = Math.min(waitMs, admission.retryAfterMs);
+      const entry = await enterRoute(
+        this.breakers,
+        route,
+        () => (resuming ? this.resumeSlot(route) : this.quotas.acquire(route, 0, undefined, slotTtlMs(route))),
+        resuming ? async () => PASS : undefined,
+      );
+      if (!entry.entered) {
+        this.count(route, entry.outcome);
+        skipped.add(entry);
         continue;
       }
-      const quota = resuming ? await this.resumeSlot(route) : await this.quotas.acquire(route, 0, undefined, slotTtlMs(route));
-      if (!quota.granted) {
-        this.breakers.released(route, admission);
-        this.count(route, 'skipped_quota');
-        quotaSkipped = true;
-        waitMs = Math.min(waitMs, quota.retryAfterMs);
-        continue;
-      }
+      const { admission, quota } = entry;
       let video: GeneratedVideo;
       try {
         video = await this.adapters.for(route).generate(
@@ -130,8 +127,8 @@ export class VideoGenerationService {
     }
     if (failure) throw failure;
     if (order.length === 0) throw new VideoJobError('model_not_found', `Model '${data.model}' has no route left to try`, false);
-    const seconds = Math.max(1, Math.ceil((Number.isFinite(waitMs) ? waitMs : 1000) / 1000));
-    throw quotaSkipped
+    const seconds = skipped.retryAfterSeconds;
+    throw skipped.atQuota
       ? new VideoJobError('rate_limited', `Every upstream route of '${data.model}' is unavailable or at its provider quota; retry in ${seconds} s`, true)
       : new VideoJobError(
           'upstream_unavailable',
