@@ -33,6 +33,7 @@ import { EdgeMetricsController } from './health/metrics.controller';
 import { MasterKeyController } from './master-key/master-key.controller';
 import { NATS_CLIENT, NATS_REQUEST_TIMEOUT_MS, ServiceClient } from './nats/service-client';
 import { ReplyInbox } from './nats/reply-inbox';
+import { RouterProbes } from './nats/router-liveness';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
 import { ModelsController } from './models/models.controller';
@@ -143,6 +144,7 @@ export class EdgeModule {
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         ServiceClient,
         ReplyInbox,
+        RouterProbes,
         RequestObserver,
         RedisConnection,
         AuthCacheService,

@@ -22,7 +22,8 @@ import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
 import { TextGenerationEndpoint } from './text-generation/text-generation.endpoint';
-import { INFERENCE_HEARTBEAT_MS, TextGenerationService } from './text-generation/text-generation.service';
+import { TextGenerationService } from './text-generation/text-generation.service';
+import { INFERENCE_HEARTBEAT_MS, RouterLiveness } from './liveness/router-liveness';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
 import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
@@ -89,6 +90,7 @@ export class InferenceRouterModule {
           useFactory: (jetstream: JetStreamConnection): ReadinessCheck[] => [{ name: 'jetstream', check: () => jetstream.isReachable() }],
         },
         JetStreamConnection,
+        RouterLiveness,
         UsagePublisher,
         MeteredCalls,
         InflightRequests,

@@ -29,6 +29,12 @@ export const Subjects = {
   inferenceDecide: 'inference.decide',
   /** Broadcast: the client went away; the router serving the request aborts its upstream call. */
   inferenceCancel: 'inference.cancel',
+  /**
+   * Liveness probes, answered by nobody: every router subscribes `inference.alive` (queue group
+   * `inference-router`) and `inference.alive.<router id>` (its own), so a probe the NATS server
+   * answers "no responders" means that router (or every router) is gone, whatever its load.
+   */
+  inferenceAlive: 'inference.alive',
   inferenceEmbeddings: 'inference.embeddings',
   inferenceModerations: 'inference.moderations',
   inferenceImages: 'inference.images',

@@ -27,6 +27,7 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   private manager?: JetStreamManager;
   private client?: JetStreamClient;
   private acked?: AckedPublisher;
+  private disconnected = false;
 
   constructor(@Inject(JETSTREAM_SERVERS) private readonly servers: string[]) {}
 
@@ -47,7 +48,9 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
    */
   private async watchReconnects(connection: NatsConnection): Promise<void> {
     for await (const status of connection.status()) {
+      if (status.type === 'disconnect') this.disconnected = true;
       if (status.type !== 'reconnect') continue;
+      this.disconnected = false;
       this.logger.log('NATS reconnected');
       await this.ensureUsageStream().catch((error: Error) => this.logger.warn(`usage stream not ensured after reconnect: ${error.message}`));
     }
@@ -62,6 +65,11 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   get publisher(): AckedPublisher {
     this.acked ??= new AckedPublisher(this.nats);
     return this.acked;
+  }
+
+  /** Connected to a NATS server now (false while it reconnects, and once closed). */
+  get connected(): boolean {
+    return this.connection !== undefined && !this.disconnected && !this.connection.isClosed();
   }
 
   get nats(): NatsConnection {

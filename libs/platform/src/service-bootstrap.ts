@@ -71,6 +71,10 @@ async function startService(options: ServiceBootstrapOptions, logger: Logger): P
     logger: jsonLogger,
     afterClose: () => tracing.shutdown(),
   });
+  // Every module initialised (connections made: JetStream, Redis, the database) before the first
+  // request is taken: a router must not serve what it cannot yet record. Nest's hybrid app would
+  // otherwise start the NATS handlers first and initialise the modules in listen().
+  await app.init();
   await app.startAllMicroservices();
   await app.listen(options.healthPort, '0.0.0.0');
   const address = app.getHttpServer().address();

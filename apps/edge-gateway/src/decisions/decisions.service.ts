@@ -4,13 +4,15 @@ import { DECISION_MAX_INPUT_TOKENS, DecisionRequest, ErrorCode, Subjects, TextFr
 import { countTextTokens, DomainError } from '@gateway/platform';
 import { openaiErrorBody } from '@gateway/client-formats';
 import type { FastifyReply } from 'fastify';
-import { firstValueFrom, timeout } from 'rxjs';
+import { firstValueFrom } from 'rxjs';
 import { callerContext } from '../auth/caller-context';
 import { isNatsPayloadTooLarge } from '../errors/to-http-error';
 import { BudgetService } from '../billing/budget.service';
 import { NATS_CLIENT, ServiceClient } from '../nats/service-client';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
-import { INFERENCE_IDLE_TIMEOUT_MS } from '../text-generation/text-generation.service';
+import { ReplyInbox } from '../nats/reply-inbox';
+import { cancelAtRouter, routerLost, RouterProbes, RouterWatchLimits, watchRouter } from '../nats/router-liveness';
+import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS } from '../text-generation/text-generation.service';
 import { MeteredRelay } from '../policy/metering.decorators';
 
 /**
@@ -22,10 +24,17 @@ import { MeteredRelay } from '../policy/metering.decorators';
 export class DecisionsService {
   constructor(
     @Inject(NATS_CLIENT) private readonly nats: ClientProxy,
-    @Inject(INFERENCE_IDLE_TIMEOUT_MS) private readonly timeoutMs: number,
+    @Inject(INFERENCE_IDLE_TIMEOUT_MS) idleMs: number,
+    @Inject(INFERENCE_SILENCE_TIMEOUT_MS) silenceMs: number,
     private readonly budget: BudgetService,
     private readonly services: ServiceClient,
-  ) {}
+    private readonly probes: RouterProbes,
+    private readonly inbox: ReplyInbox,
+  ) {
+    this.limits = { idleMs, silenceMs };
+  }
+
+  private readonly limits: RouterWatchLimits;
 
   async decide(request: MeteredRequest, reply: FastifyReply): Promise<void> {
     const body = request.body;
@@ -35,12 +44,14 @@ export class DecisionsService {
     const { principal } = request;
     const requestId = String(request.id);
     this.budget.claim(request); // reserved by the rate-limit guard; this relay settles or releases it now
-    const payload: DecisionRequest = { ...callerContext(request), body: body as Record<string, unknown> };
+    // heartbeats: the router proves it is alive while it works (see RouterWatch).
+    const payload: DecisionRequest = { ...callerContext(request), body: body as Record<string, unknown>, heartbeats: true };
     let frame: TextFrame;
     const replied = this.services.timeRequest(Subjects.inferenceDecide);
     try {
-      frame = await firstValueFrom(this.nats.send<TextFrame>(Subjects.inferenceDecide, payload).pipe(timeout(this.timeoutMs))).finally(replied);
+      frame = await firstValueFrom(watchRouter(this.nats.send<TextFrame>(Subjects.inferenceDecide, payload), this.probes, this.limits)).finally(replied);
     } catch (error) {
+      if (routerLost(error)) cancelAtRouter(this.inbox, requestId, true);
       // The router never answered: no usage event will settle the reservation.
       if (request.costEstimate) await this.budget.release(principal, requestId).catch(() => undefined);
       const overLimit = isNatsPayloadTooLarge(error) ? overTokenLimit(body as Record<string, unknown>) : null;

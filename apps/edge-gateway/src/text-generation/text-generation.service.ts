@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CancelInferenceEvent, ErrorCode, Subjects, TEXT_ROUTES, TextFormat, TextGenerationRequest, TextWireFrame, usageEvent } from '@gateway/contracts';
+import { ErrorCode, Subjects, TEXT_ROUTES, TextFormat, TextGenerationRequest, TextWireFrame, usageEvent } from '@gateway/contracts';
 import { DomainError, JetStreamConnection, publishUsageEvent, traceHeaders } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -11,6 +11,7 @@ import { errorBody } from '../errors/error-formats';
 import { streamErrorFrame } from '../errors/stream-error-frame';
 import { toHttpError } from '../errors/to-http-error';
 import { isNoResponders, ReplyExchange, ReplyInbox } from '../nats/reply-inbox';
+import { cancelAtRouter, ROUTER_GONE, RouterProbes, RouterWatch } from '../nats/router-liveness';
 import { ServiceClient } from '../nats/service-client';
 import { RequestObserver } from '../observability/request-observer';
 import { errorFormatOf } from '../policy/error-format.decorator';
@@ -49,6 +50,7 @@ export class TextGenerationService {
     private readonly observer: RequestObserver,
     @Inject(INFERENCE_SILENCE_TIMEOUT_MS) private readonly silenceTimeoutMs: number,
     private readonly jetstream: JetStreamConnection,
+    private readonly probes: RouterProbes,
   ) {}
 
   async relay(format: TextFormat, request: MeteredRequest, reply: FastifyReply): Promise<void> {
@@ -67,30 +69,20 @@ export class TextGenerationService {
       body: body as Record<string, unknown>,
       ...(request.costEstimate?.outputCap !== undefined ? { reservedOutputTokens: request.costEstimate.outputCap } : {}),
     };
-    const timeoutMs = Math.min(this.idleTimeoutMs, this.silenceTimeoutMs);
     return new Promise<void>((resolve) => {
       let streaming = false;
       let answered = false;
       let finished = false;
       let eventsWritten = 0;
-      let lastContentAt = Date.now();
-      let lastFrameAt = lastContentAt;
       // What reached the client, as the router counted it: billed by this edge if the router dies.
       const relayed = { inputTokens: 0, outputTokens: 0 };
       const replied = this.services.timeRequest(Subjects.inferenceText);
       let exchange: ReplyExchange | undefined;
-      // One timer per request, re-armed only when it fires: no clearTimeout/setTimeout per frame.
-      // Heartbeats keep a live router clear of the silence timeout; only answer frames reset the idle one.
-      const checkSilence = () => {
-        const quiet = Date.now() - lastFrameAt;
-        if (quiet >= timeoutMs) fail(new TimeoutError());
-        else timer = setTimeout(checkSilence, timeoutMs - quiet);
-      };
-      let timer: NodeJS.Timeout | undefined = setTimeout(checkSilence, timeoutMs);
+      // Router liveness: silence gets the replica's connection probed; a slow router is waited for.
+      const watch = new RouterWatch(this.probes, { silenceMs: this.silenceTimeoutMs, idleMs: this.idleTimeoutMs }, (error) => fail(error));
       const stop = () => {
         exchange?.close();
-        clearTimeout(timer);
-        timer = undefined;
+        watch.stop();
       };
       const finish = () => {
         finished = true;
@@ -100,14 +92,15 @@ export class TextGenerationService {
         if (finished) return;
         stop();
         replied();
-        // Gave up waiting (timeout): the router, if it is still at it, stops and records the
-        // request as cancelled rather than finishing an answer nobody will receive.
-        this.cancelAtRouter(requestId);
+        // Gave up (the router went away, or too long without an answer): the router, if it is still
+        // at it, stops; a request whose client gets an error status before any answer is abandoned,
+        // which the router records as an error (never charged) rather than as cancelled.
+        cancelAtRouter(this.inbox, requestId, !answered);
         // The router never answered: no usage event will come to settle the reservation.
         if (reserved && !answered) void this.budget.release(principal, requestId).catch(() => undefined);
-        // The router went silent mid-stream (died, or cut off): what reached the client is billed
+        // The router went away mid-stream (died, or cut off): what reached the client is billed
         // from here, and the usage event settles the reservation.
-        if (streaming && error instanceof TimeoutError) this.recordRelayed(payload, relayed);
+        if (streaming && (error instanceof TimeoutError || error === ROUTER_GONE)) this.recordRelayed(payload, relayed);
         const problem = toHttpError(error) ?? { status: 500, message: 'Internal error; quote the request id when reporting it' };
         if (problem.status >= 500) this.logger.error(`inference ${request.id} failed: ${JSON.stringify(error)}`);
         if (streaming) {
@@ -130,18 +123,17 @@ export class TextGenerationService {
         finish();
       };
       const onFrame = (frame: TextWireFrame) => {
-        if (frame.kind === 'heartbeat') {
-          if (Date.now() - lastContentAt >= this.idleTimeoutMs) fail(new TimeoutError());
-          return;
-        }
+        if (frame.kind === 'heartbeat') return watch.frame(false, frame.router);
         if (frame.kind === 'end') return completed();
         if (frame.kind === 'error') return fail(frame.error);
-        lastContentAt = lastFrameAt;
+        watch.frame(true, frame.kind === 'sse' ? frame.router : undefined);
         answered = true;
         replied();
         if (frame.kind === 'json') {
           if (!streaming && frame.retryAfter !== undefined) void reply.header('retry-after', String(frame.retryAfter));
           if (!streaming) void reply.status(frame.status).send(frame.body);
+          // The whole answer: done here, without waiting for the router's end frame.
+          if (frame.last) completed();
           return;
         }
         if (!streaming) {
@@ -155,11 +147,13 @@ export class TextGenerationService {
         eventsWritten += frame.frames.length;
         relayed.inputTokens = frame.inputTokens ?? relayed.inputTokens;
         relayed.outputTokens = frame.outputTokens ?? relayed.outputTokens;
+        // The stream's final events: the response ends now, so a client that closes on them (Codex
+        // on `response.completed`) has not left early.
+        if (frame.last) completed();
       };
       try {
         exchange = this.inbox.request(Subjects.inferenceText, JSON.stringify(payload), traceHeaders(), (message) => {
           if (finished) return;
-          lastFrameAt = Date.now();
           if (isNoResponders(message)) return fail(NO_ROUTER);
           let frame: TextWireFrame;
           try {
@@ -177,7 +171,7 @@ export class TextGenerationService {
       const clientGone = () => {
         if (finished || reply.raw.writableFinished) return;
         stop();
-        this.cancelAtRouter(requestId);
+        cancelAtRouter(this.inbox, requestId, false);
         finish();
       };
       // It may have gone already, while the request was authorised and its cost reserved: the
@@ -199,15 +193,6 @@ export class TextGenerationService {
       ...relayed,
       status: 'cancelled',
     });
-    void publishUsageEvent(this.jetstream.publisher, event, this.logger).catch(() => undefined);
-  }
-
-  private cancelAtRouter(requestId: string): void {
-    const cancel: CancelInferenceEvent = { requestId };
-    try {
-      this.inbox.publish(Subjects.inferenceCancel, JSON.stringify(cancel));
-    } catch {
-      // The connection is down: the router's request, if it got it, ends on its own.
-    }
+    void publishUsageEvent(() => this.jetstream.publisher, event, this.logger).catch(() => undefined); // failures are logged
   }
 }

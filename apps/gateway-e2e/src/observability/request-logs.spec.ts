@@ -105,4 +105,27 @@ describe('request logs and request ids', () => {
       expect(response.headers.get('x-client-request-id')).toBe(requestId);
     }
   });
+
+  it("a client that closes on the stream's last event (Codex on response.completed) was served: logged 200, never cancelled", async () => {
+    const requestId = newRequestId('close-on-last');
+    const controller = new AbortController();
+    const response = await fetch(`${suiteInfo().edgeA}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.masterKey}`, 'content-type': 'application/json', 'x-request-id': requestId },
+      body: JSON.stringify({ model: 'sim-chat', input: 'close as soon as you are done', stream: true }),
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('"type":"response.completed"')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    controller.abort();
+    expect(text).toContain('"type":"response.completed"');
+    expect(await requestLine(requestId)).toMatchObject({ status: 200 });
+  });
 });

@@ -9,6 +9,7 @@
  * - `POST /v1/images/generations`, `painter`: `n` black PNGs of `size`, as b64_json or as URLs
  *   (`GET /files/<id>.png`) per `response_format`; `painter-url` always answers URLs. Each has
  *   `revised_prompt` = FAKE_REVISED_PREFIX + prompt.
+ * - `POST /v1/embeddings`, `slow-embed`: as `embed`, answered after SLOW_EMBED_MS.
  * - `always-500` on any of them: HTTP 500; `reject-400`: HTTP 400 with REJECT_400_MESSAGE.
  */
 import type { ServerResponse } from 'node:http';
@@ -18,6 +19,7 @@ import type { RecordedRequest } from './fake-upstreams';
 export const FAKE_FLAG_WORD = 'fakeflagged';
 export const FAKE_REVISED_PREFIX = 'Revised by the fake upstream: ';
 export const FAKE_EMBED_DEFAULT_DIMENSIONS = 8;
+export const SLOW_EMBED_MS = 6_000;
 const REJECT_400_MESSAGE = 'fake-upstream rejected the request: this prompt is not allowed';
 
 const OPENAI_CATEGORIES = [
@@ -68,6 +70,10 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
   const body = request.body ?? {};
   const model = String(body.model ?? '');
   if (failed(model, response)) return;
+  if (model === 'slow-embed') {
+    setTimeout(() => embeddings({ ...request, body: { ...body, model: 'embed' } }, response), SLOW_EMBED_MS);
+    return;
+  }
   if (model !== 'embed') return unknownModel(model, response);
   const inputs = inputsOf(body.input);
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : FAKE_EMBED_DEFAULT_DIMENSIONS;

@@ -16,6 +16,14 @@ export function mediaTestModels(openaiRoute: (upstream: string) => object): Reco
     },
     {
       ...base,
+      id: 'fake-slow-embed',
+      tokens: 8192,
+      pricing: { input: 1, output: 0 },
+      endpoints: ['embeddings'],
+      routes: [openaiRoute('slow-embed')],
+    },
+    {
+      ...base,
       id: 'fallback-embed',
       tokens: 8192,
       pricing: { input: 1, output: 0 },

@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import type { UsageRecordedEvent } from '@gateway/contracts';
-import { createAccount, sleep, TestAccount } from '../support/api';
+import { createAccount, ledgerEntry, sleep, TestAccount } from '../support/api';
 import { anthropicClient, fakeRequestsMentioning, marker, newRequestId, openaiClient, withRequestId } from '../support/clients';
 import { startExtraEdge } from '../support/processes';
 import { UsageWatcher, whenRouterIsAsked } from '../support/usage-events';
@@ -89,7 +89,8 @@ describe('client abort', () => {
       stream.on('end', () => resolve());
     });
     await stream.done().catch(() => undefined);
-    expect(deltas).toBe(3);
+    // A chunk can carry the deltas after the third: the SDK emits them before abort() takes effect.
+    expect(deltas).toBeGreaterThanOrEqual(3);
     const event = await usage.single(requestId);
     expect(event).toMatchObject({ clientRequestId: requestId, route: 'messages' });
     expectCancelled(event, full);
@@ -142,7 +143,7 @@ describe('client abort', () => {
     expect(streamed[0].completed).toBe(false);
   });
 
-  it('an edge that gives up waiting for the router (idle timeout) has the router stop: recorded as cancelled, not served', async () => {
+  it('an edge that gives up waiting for the router (idle timeout) has the router stop: its client got 503, so it is an error, never charged', async () => {
     const { edge, base } = await startExtraEdge({ INFERENCE_IDLE_TIMEOUT_MS: '1000' }, 'edge-short-timeout');
     try {
       const requestId = newRequestId('timeout');
@@ -155,7 +156,10 @@ describe('client abort', () => {
         );
       expect(error?.status).toBe(503);
       const event = await usage.single(requestId);
-      expect(event).toMatchObject({ clientRequestId: requestId, model: 'sim-long', status: 'cancelled', outputTokens: 0 });
+      expect(event).toMatchObject({ clientRequestId: requestId, model: 'sim-long', status: 'error', outputTokens: 0 });
+      const entry = await ledgerEntry(account.masterKey, event.requestId);
+      expect(entry).toMatchObject({ status: 'error' });
+      expect(entry.credits).toBe(0);
     } finally {
       if (edge.exitCode === null) {
         const exited = once(edge, 'exit');

@@ -6,6 +6,7 @@ import { InflightRequests } from '../text-generation/inflight-requests';
 import { TextGenerationService } from '../text-generation/text-generation.service';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { recordingCalls } from '../testing/recording-publisher';
+import { noHeartbeats } from '../testing/no-heartbeats';
 import { noStore } from '../testing/no-store';
 
 const catalogWith = (metadata: string) =>
@@ -57,7 +58,7 @@ describe('text generation with a jev model id', () => {
   const simulator = new SimulatorAdapter();
   const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const service = new TextGenerationService(catalog, upstream, recordingCalls(events), new InflightRequests(), noStore());
+  const service = new TextGenerationService(catalog, upstream, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats());
   const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'r' };
   const generate = (request: Pick<TextGenerationRequest, 'format' | 'body'>): Promise<TextFrame[]> =>
     firstValueFrom(service.generate({ ...caller, ...request }).pipe(toArray()));
@@ -70,6 +71,7 @@ describe('text generation with a jev model id', () => {
         {
           kind: 'json',
           status: 400,
+          last: true,
           body: { error: { message: expect.stringContaining('/v1/systemone'), type: 'invalid_request_error', code: 'invalid_request', param: 'model' } },
         },
       ]);
@@ -83,6 +85,7 @@ describe('text generation with a jev model id', () => {
     expect(messages).toEqual({
       kind: 'json',
       status: 400,
+      last: true,
       body: { type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('/v1/systemone') } },
     });
   });

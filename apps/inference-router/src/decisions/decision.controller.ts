@@ -4,6 +4,8 @@ import { CallerContext, ErrorCode, Subjects, TextFrame } from '@gateway/contract
 import { DomainError, firstFieldProblem } from '@gateway/platform';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { defer, Observable } from 'rxjs';
+import { RouterLiveness } from '../liveness/router-liveness';
 import { DecisionCall, DecisionService } from './decision.service';
 
 const CALLER_FIELDS = ['accountId', 'keyId', 'keyType', 'maskedKey', 'ip', 'requestId'] as const;
@@ -31,14 +33,20 @@ export function toDecisionCall(payload: unknown): DecisionCall {
 
 @Controller()
 export class DecisionController {
-  constructor(private readonly decisions: DecisionService) {}
+  constructor(
+    private readonly decisions: DecisionService,
+    private readonly liveness: RouterLiveness,
+  ) {}
 
   /**
-   * Exactly one `json` frame per request. The payload is typed `unknown` so that the global
-   * validation pipe passes it through as received (see `toDecisionCall`).
+   * Exactly one `json` frame per request, after heartbeats while it runs when the edge asked for
+   * them (`heartbeats`). The payload is typed `unknown` so that the global validation pipe passes
+   * it through as received (see `toDecisionCall`).
    */
   @MessagePattern(Subjects.inferenceDecide)
-  decide(@Payload() payload: unknown): Promise<TextFrame> {
-    return this.decisions.decide(toDecisionCall(payload));
+  decide(@Payload() payload: unknown): Promise<TextFrame> | Observable<TextFrame> {
+    const call = toDecisionCall(payload);
+    if ((payload as { heartbeats?: unknown }).heartbeats !== true) return this.decisions.decide(call);
+    return this.liveness.withHeartbeats(defer(() => this.decisions.decide(call)));
   }
 }

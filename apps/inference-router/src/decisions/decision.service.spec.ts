@@ -1,5 +1,7 @@
 import { ModelCatalog } from '@gateway/catalog';
 import { DecisionRequest, Subjects, type TextFrame, type UsageRecordedEvent } from '@gateway/contracts';
+import { RouterLiveness } from '../liveness/router-liveness';
+import { noHeartbeats } from '../testing/no-heartbeats';
 import { DomainError, DtoValidationPipe } from '@gateway/platform';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -225,12 +227,13 @@ describe('DecisionController', () => {
         MeteredCalls,
         DecisionEngine,
         DecisionService,
+        { provide: RouterLiveness, useValue: noHeartbeats() },
       ],
     })
     class TestModule {}
     const app = await NestFactory.createApplicationContext(TestModule, { logger: false });
     try {
-      const frame = json(await app.get(DecisionController).decide({ ...CALLER, body: { state: '', questions: { q: FRESH } } }));
+      const frame = json(await (app.get(DecisionController).decide({ ...CALLER, body: { state: '', questions: { q: FRESH } } }) as Promise<TextFrame>));
       expect(frame.status).toBe(200);
       expect(events).toHaveLength(1);
     } finally {
@@ -254,7 +257,7 @@ describe('DecisionController', () => {
     const asDto = await new DtoValidationPipe().transform(JSON.parse(text), { type: 'body', metatype: DecisionRequest, data: undefined });
     expect(Object.keys((asDto as { body: { questions: object } }).body.questions)).toEqual(['ok']);
     const { service, events } = setup();
-    const frame = json(await new DecisionController(service).decide(piped));
+    const frame = json(await (new DecisionController(service, noHeartbeats()).decide(piped) as Promise<TextFrame>));
     expect(frame.status).toBe(400);
     expect(frame.body.error).toMatchObject({ param: 'questions.__proto__', type: 'invalid_request_error' });
     expect(events).toHaveLength(1);

@@ -1,3 +1,4 @@
+import { InflightRequests } from '../text-generation/inflight-requests';
 import { ModelCatalog } from '@gateway/catalog';
 import { EmbeddingsBody, EmbeddingsRequest, UsageRecordedEvent } from '@gateway/contracts';
 import { MediaCalls } from '../media/media-call';
@@ -30,7 +31,7 @@ describe('EmbeddingsService', () => {
     events = [];
     const simulator = new SimulatorAdapter();
     const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
-    service = new EmbeddingsService(new MediaCalls(CATALOG, recordingCalls(events)), upstream);
+    service = new EmbeddingsService(new MediaCalls(CATALOG, recordingCalls(events), new InflightRequests()), upstream);
   });
 
   const embed = async (body: Partial<EmbeddingsBody>) => {

@@ -1,3 +1,4 @@
+import { InflightRequests } from '../text-generation/inflight-requests';
 import { ModelCatalog } from '@gateway/catalog';
 import { ImageGenerationBody, ImageGenerationRequest, MediaReply, UsageRecordedEvent } from '@gateway/contracts';
 import { FilesystemObjectStore } from '@gateway/storage';
@@ -45,7 +46,7 @@ describe('ImagesService', () => {
     events = [];
     const simulator = new SimulatorAdapter();
     const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
-    service = new ImagesService(new MediaCalls(CATALOG, recordingCalls(events)), upstream, store);
+    service = new ImagesService(new MediaCalls(CATALOG, recordingCalls(events), new InflightRequests()), upstream, store);
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

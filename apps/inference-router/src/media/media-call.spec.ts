@@ -1,3 +1,4 @@
+import { InflightRequests } from '../text-generation/inflight-requests';
 import { ModelCatalog } from '@gateway/catalog';
 import { ErrorCode, UsageRecordedEvent } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
@@ -12,7 +13,7 @@ describe('MediaCalls', () => {
   it('counts a call in flight while it runs, whether it succeeds or fails, with one usage event each', async () => {
     const events: UsageRecordedEvent[] = [];
     const metered = new MeteredCalls(recordingPublisher(events));
-    const calls = new MediaCalls(CATALOG, metered);
+    const calls = new MediaCalls(CATALOG, metered, new InflightRequests());
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const running = calls.run(CALLER, 'embeddings', async (outcome) => {

@@ -5,6 +5,10 @@ import { chatFormat } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
 import { errorReply } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
+import { InflightRequests } from '../text-generation/inflight-requests';
+
+/** The reply of a call the edge abandoned (it answered its client already): sent to nobody. */
+const ABANDONED_REPLY: MediaReply = { kind: 'json', status: 499, body: null };
 
 /**
  * What embeddings, moderations and images share: the model a request names (or the endpoint's
@@ -15,6 +19,7 @@ export class MediaCalls {
   constructor(
     private readonly catalog: ModelCatalog,
     private readonly calls: MeteredCalls,
+    private readonly inflight: InflightRequests,
   ) {}
 
   /**
@@ -39,9 +44,18 @@ export class MediaCalls {
     return model;
   }
 
+  /**
+   * The call, in flight under its request id: an edge that gave up on it (the client got an error
+   * status) cancels it as abandoned, and it is recorded as an error, never charged. Its reply then
+   * has nobody to go to: an empty error reply stands in for it.
+   */
   async run(caller: CallerContext, route: MediaRoute, work: (outcome: CallOutcome) => Promise<MediaReply>): Promise<MediaReply> {
-    const reply = await this.calls.run({ caller, route }, work, (error) => errorReply(chatFormat, error, caller.requestId));
-    // Only a cancelled call has no reply, and media calls cannot be cancelled.
-    return reply!;
+    const abort = this.inflight.register(caller.requestId);
+    try {
+      const reply = await this.calls.run({ caller, route, signal: abort.signal }, work, (error) => errorReply(chatFormat, error, caller.requestId));
+      return reply ?? ABANDONED_REPLY;
+    } finally {
+      this.inflight.release(caller.requestId);
+    }
   }
 }

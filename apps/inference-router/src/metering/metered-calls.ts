@@ -4,6 +4,7 @@ import type { DomainError } from '@gateway/platform';
 import { UpstreamError } from '../providers/provider-adapter';
 import { toDomainError } from '../errors/error-reply';
 import { UsagePublisher } from '../usage/usage.publisher';
+import { ABANDONED_BY_EDGE } from '../text-generation/inflight-requests';
 
 /** What one call used, for its usage event; the work fills it in as it goes. */
 export interface CallOutcome {
@@ -29,7 +30,10 @@ export interface MeteredCall {
   route: UsageRecordedEvent['route'];
   /** The model until the work knows better (the id the client sent). */
   model?: string;
-  /** Fires when the client went away: the call is `cancelled` and gets no error reply. */
+  /**
+   * Fires when the client went away: the call is `cancelled` and gets no error reply (`error`, when
+   * the edge abandoned it with the reason `ABANDONED_BY_EDGE`).
+   */
   signal?: AbortSignal;
 }
 
@@ -67,7 +71,8 @@ export class MeteredCalls {
       return reply(this.failure(call, error));
     } finally {
       this.running--;
-      if (call.signal?.aborted) outcome.status = 'cancelled';
+      // Abandoned by the edge: its client got an error status, and is never charged for it.
+      if (call.signal?.aborted) outcome.status = call.signal.reason === ABANDONED_BY_EDGE ? 'error' : 'cancelled';
       const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, status, provider, upstreamRoute } = outcome;
       const cache = { ...(cacheReadTokens ? { cacheReadTokens } : {}), ...(cacheWriteTokens ? { cacheWriteTokens } : {}) };
       void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, ...cache, units, status, provider, upstreamRoute });

@@ -1,16 +1,20 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { MediaReplyPart, ModerationsRequest, Subjects } from '@gateway/contracts';
+import { MediaMessage, ModerationsRequest, Subjects } from '@gateway/contracts';
 import { Observable } from 'rxjs';
-import { replyParts } from '../media/media-reply';
+import { RouterLiveness } from '../liveness/router-liveness';
+import { mediaMessages } from '../media/media-reply';
 import { ModerationsService } from './moderations.service';
 
 @Controller()
 export class ModerationsController {
-  constructor(private readonly moderations: ModerationsService) {}
+  constructor(
+    private readonly moderations: ModerationsService,
+    private readonly liveness: RouterLiveness,
+  ) {}
 
   @MessagePattern(Subjects.inferenceModerations)
-  moderate(@Payload() request: ModerationsRequest): Observable<MediaReplyPart> {
-    return replyParts(() => this.moderations.moderate(request));
+  moderate(@Payload() request: ModerationsRequest): Observable<MediaMessage> {
+    return mediaMessages(request, this.liveness, () => this.moderations.moderate(request));
   }
 }

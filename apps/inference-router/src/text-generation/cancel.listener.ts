@@ -27,7 +27,7 @@ export class CancelListener implements OnApplicationBootstrap, OnApplicationShut
         try {
           const event = codec.decode(message.data);
           const requestId = event.requestId ?? event.data?.requestId;
-          if (typeof requestId === 'string') this.inflight.cancel(requestId);
+          if (typeof requestId === 'string') this.inflight.cancel(requestId, event.abandoned === true);
         } catch {
           // not a cancel event: ignore
         }

@@ -7,12 +7,18 @@ import { Injectable } from '@nestjs/common';
  */
 export const EARLY_CANCEL_TTL_MS = 60_000;
 
+/**
+ * The abort reason of a request the edge abandoned: it answered the client with an error status
+ * before any answer reached it, so the request is recorded as `error` (charged nothing).
+ */
+export const ABANDONED_BY_EDGE = 'abandoned by the edge';
+
 /** The requests this replica is serving, so a cancel broadcast can abort the right upstream call. */
 @Injectable()
 export class InflightRequests {
   private readonly controllers = new Map<string, AbortController>();
-  /** Request id → when its cancel arrived, oldest first. */
-  private readonly earlyCancels = new Map<string, number>();
+  /** Request id → when its cancel arrived (and whether the edge abandoned it), oldest first. */
+  private readonly earlyCancels = new Map<string, { at: number; abandoned: boolean }>();
 
   get size(): number {
     return this.controllers.size;
@@ -22,7 +28,11 @@ export class InflightRequests {
   register(requestId: string): AbortController {
     const controller = new AbortController();
     this.controllers.set(requestId, controller);
-    if (this.earlyCancels.delete(requestId)) controller.abort();
+    const early = this.earlyCancels.get(requestId);
+    if (early) {
+      this.earlyCancels.delete(requestId);
+      controller.abort(early.abandoned ? ABANDONED_BY_EDGE : undefined);
+    }
     return controller;
   }
 
@@ -30,19 +40,22 @@ export class InflightRequests {
     this.controllers.delete(requestId);
   }
 
-  /** Aborts the request if this replica serves it; otherwise remembers the cancel for a while. */
-  cancel(requestId: string): boolean {
+  /**
+   * Aborts the request if this replica serves it; otherwise remembers the cancel for a while.
+   * `abandoned`: the edge gave up on it and answered the client with an error (see `ABANDONED_BY_EDGE`).
+   */
+  cancel(requestId: string, abandoned = false): boolean {
     const controller = this.controllers.get(requestId);
     if (controller) {
-      controller.abort();
+      controller.abort(abandoned ? ABANDONED_BY_EDGE : undefined);
       return true;
     }
     const now = Date.now();
-    for (const [id, at] of this.earlyCancels) {
-      if (now - at < EARLY_CANCEL_TTL_MS) break;
+    for (const [id, early] of this.earlyCancels) {
+      if (now - early.at < EARLY_CANCEL_TTL_MS) break;
       this.earlyCancels.delete(id);
     }
-    this.earlyCancels.set(requestId, now);
+    this.earlyCancels.set(requestId, { at: now, abandoned });
     return false;
   }
 }

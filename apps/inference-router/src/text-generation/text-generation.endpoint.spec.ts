@@ -2,6 +2,7 @@ import { GracefulShutdown, JetStreamConnection } from '@gateway/platform';
 import type { TextFrame, TextGenerationRequest, TextWireFrame } from '@gateway/contracts';
 import type { Msg } from 'nats';
 import { Observable } from 'rxjs';
+import { noHeartbeats } from '../testing/no-heartbeats';
 import { TextGenerationEndpoint } from './text-generation.endpoint';
 import type { TextGenerationService } from './text-generation.service';
 
@@ -12,7 +13,7 @@ function endpoint(generate: (request: TextGenerationRequest) => Observable<TextF
     nats: { publish: (subject: string, data: string) => published.push({ subject, frame: JSON.parse(data) as TextWireFrame }) },
   } as unknown as JetStreamConnection;
   const shutdown = new GracefulShutdown();
-  const served = new TextGenerationEndpoint(connection, { generate } as unknown as TextGenerationService, shutdown);
+  const served = new TextGenerationEndpoint(connection, { generate } as unknown as TextGenerationService, shutdown, noHeartbeats());
   const message = (payload: unknown): Msg => ({ reply: '_INBOX.test.1', data: new TextEncoder().encode(JSON.stringify(payload)) }) as unknown as Msg;
   return { served, published, shutdown, message };
 }

@@ -13,6 +13,7 @@ import {
 } from '@gateway/platform';
 import Ajv, { type ErrorObject } from 'ajv';
 import type { Msg, Subscription } from 'nats';
+import { RouterLiveness } from '../liveness/router-liveness';
 import { TextGenerationService } from './text-generation.service';
 
 const textDecoder = new TextDecoder();
@@ -37,6 +38,7 @@ export class TextGenerationEndpoint implements OnApplicationBootstrap, OnApplica
     private readonly connection: JetStreamConnection,
     private readonly generation: TextGenerationService,
     private readonly shutdown: GracefulShutdown,
+    private readonly liveness: RouterLiveness,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -78,10 +80,18 @@ export class TextGenerationEndpoint implements OnApplicationBootstrap, OnApplica
       parent,
     );
     const endWork = this.shutdown.beginWork();
+    // The first stream frame names this replica, for the edge's liveness probes (heartbeats do too).
+    let named = false;
     // Subscribing inside the span's context: the work, and the usage event it publishes, run in it.
     context.with(trace.setSpan(parent, span), () =>
       this.generation.generate(request).subscribe({
-        next: (frame) => this.send(reply, frame),
+        next: (frame) => {
+          if (!named && frame.kind === 'sse') {
+            named = true;
+            frame = { ...frame, router: this.liveness.id };
+          }
+          this.send(reply, frame);
+        },
         error: (error: unknown) => {
           this.send(reply, { kind: 'error', error: this.failure(error, span) });
           span.end();

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
@@ -13,13 +13,11 @@ import { UpstreamCaller } from '../providers/upstream-caller';
 import { affinityKey } from '../routing/affinity';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 import { countDeltaTokens } from '../token-counting/delta-tokens';
+import { RouterLiveness } from '../liveness/router-liveness';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
-
-export const INFERENCE_HEARTBEAT_MS = Symbol('INFERENCE_HEARTBEAT_MS');
-const DEFAULT_HEARTBEAT_MS = 2_000;
 
 /**
  * One text-generation call, whatever the client's format: parse, resolve the model, call its
@@ -36,34 +34,33 @@ export class TextGenerationService {
     private readonly calls: MeteredCalls,
     private readonly inflight: InflightRequests,
     private readonly store: StoredResponsesClient,
-    @Optional() @Inject(INFERENCE_HEARTBEAT_MS) private readonly heartbeatMs: number = DEFAULT_HEARTBEAT_MS,
+    private readonly liveness: RouterLiveness,
   ) {}
 
+  /** The request's frames; heartbeats among them while it runs (proof of life, whatever the upstream is doing). */
   generate(request: TextGenerationRequest): Observable<TextFrame> {
+    return this.liveness.withHeartbeats(this.frames(request));
+  }
+
+  private frames(request: TextGenerationRequest): Observable<TextFrame> {
     return new Observable<TextFrame>((subscriber) => {
       const abort = this.inflight.register(request.requestId);
       let settled = false;
-      // Proof of life for the edge, whatever the upstream is doing (a long wait for the first token).
-      const heartbeat = setInterval(() => {
-        if (!subscriber.closed) subscriber.next({ kind: 'heartbeat' });
-      }, this.heartbeatMs);
       const call = { caller: request, route: TEXT_ROUTES[request.format], model: String(request.body.model ?? ''), signal: abort.signal };
       void this.calls
         .run(
           call,
           (outcome) => this.run(request, subscriber, abort.signal, outcome),
           (error) => {
-            if (!subscriber.closed) subscriber.next(errorReply(clientFormat(request.format), error, request.requestId));
+            if (!subscriber.closed) subscriber.next({ ...errorReply(clientFormat(request.format), error, request.requestId), last: true });
           },
         )
         .finally(() => {
           settled = true;
-          clearInterval(heartbeat);
           this.inflight.release(request.requestId);
           subscriber.complete();
         });
       return () => {
-        clearInterval(heartbeat);
         // Only a subscriber that leaves before the work settled stops it: a finished request aborts nothing.
         if (!settled) abort.abort();
       };
@@ -122,7 +119,7 @@ export class TextGenerationService {
       Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label, ...billedUsage(result.usage) });
       const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
       await save?.(rendered as Record<string, unknown>);
-      out.next({ kind: 'json', status: 200, body: rendered });
+      out.next({ kind: 'json', status: 200, body: rendered, last: true });
       return;
     }
 
@@ -156,7 +153,7 @@ export class TextGenerationService {
       });
     Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label });
     let saved = false;
-    const send = async (frames: string[]) => {
+    const send = async (frames: string[], last?: true) => {
       // The terminal frame waits for the write, so the client's next request finds the response.
       const final = save && !saved ? encoder.finalResponse?.() : undefined;
       if (final && save) {
@@ -165,7 +162,9 @@ export class TextGenerationService {
       }
       // Each frame says what the client has been sent, for the edge to bill should this process die.
       const inputTokens = startUsage?.inputTokens ?? countedPrompt();
-      if (frames.length > 0 && !out.closed) out.next({ kind: 'sse', frames, inputTokens, outputTokens: usage?.outputTokens ?? streamedTokens });
+      if (frames.length > 0 && !out.closed) {
+        out.next({ kind: 'sse', frames, inputTokens, outputTokens: usage?.outputTokens ?? streamedTokens, ...(last ? { last } : {}) });
+      }
     };
     /** What the upstream reported or generated: billed even when the client has gone. */
     const record = (event: CanonicalStreamEvent) => {
@@ -200,7 +199,7 @@ export class TextGenerationService {
       if (signal.aborted) {
         await events.iterator.return?.();
       } else {
-        await send(encoder.finish());
+        await send(encoder.finish(), true);
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -208,7 +207,7 @@ export class TextGenerationService {
       this.upstream.recordStreamFailure(served, canonical.model);
       this.logger.warn(`stream ${request.requestId} failed after it started: ${(error as Error).message}`);
       const failure = { ...wireError(toDomainError(error)), message: 'The upstream provider failed mid-stream' };
-      out.next({ kind: 'sse', frames: encoder.error(failure, request.requestId) });
+      out.next({ kind: 'sse', frames: encoder.error(failure, request.requestId), last: true });
     } finally {
       release();
       const input = usage ?? startUsage;

@@ -49,4 +49,50 @@ describe('UsagePublisher', () => {
     expect(closed).toBe(true);
     expect(publisher.pendingCount).toBe(0);
   });
+
+  it('holds an event published before the JetStream connection is made, and publishes it once the connection is up', async () => {
+    // A router that took a request while it was still starting: its connection does not exist yet.
+    const published: string[] = [];
+    let connected = false;
+    const connection = {
+      get publisher() {
+        if (!connected) throw new Error('JetStream is not connected yet');
+        return {
+          publish: (_subject: string, _data: Uint8Array, options: { msgID: string }) => {
+            published.push(options.msgID);
+            return Promise.resolve();
+          },
+        };
+      },
+    } as unknown as JetStreamConnection;
+    const publisher = new UsagePublisher(connection);
+    const recorded = publisher.record(caller, usage);
+    await nextTurn();
+    expect(publisher.pendingCount).toBe(1);
+    connected = true;
+    await recorded;
+    expect(published).toEqual(['req_1']);
+    expect(publisher.pendingCount).toBe(0);
+  });
+
+  it('keeps retrying a publish JetStream refuses past the quick retries, until it is acknowledged', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
+    try {
+      let refusals = 0;
+      const connection = {
+        publisher: {
+          publish: () => (refusals++ < 8 ? Promise.reject(new Error('no responders')) : Promise.resolve()),
+        },
+      } as unknown as JetStreamConnection;
+      const publisher = new UsagePublisher(connection);
+      let done = false;
+      const recorded = publisher.record(caller, usage).then(() => (done = true));
+      for (let i = 0; i < 200 && !done; i++) await jest.advanceTimersByTimeAsync(1_000);
+      await recorded;
+      expect(refusals).toBe(9);
+      expect(publisher.pendingCount).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

@@ -2,15 +2,23 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { CallerContext, UsageRecordedEvent, usageEvent } from '@gateway/contracts';
 import { JetStreamConnection, publishUsageEvent } from '@gateway/platform';
 
+/** How long a replica shutting down waits for its held usage events before it gives up on them (logged by id). */
+export const SHUTDOWN_PUBLISH_WAIT_MS = 15_000;
+
 /**
  * Publishes the one usage event of each request to JetStream, with the request id as message id:
  * the stream drops a duplicate publish, so retrying after an unclear failure cannot double-charge.
+ * An event JetStream does not take (NATS down, the connection not made yet) is held and retried
+ * until it is acknowledged; only a replica that stops with events still held loses them, and says
+ * which (their request ids, logged as errors).
  */
 @Injectable()
 export class UsagePublisher implements BeforeApplicationShutdown {
   private readonly logger = new Logger(UsagePublisher.name);
   /** Publishes not yet acknowledged: a replica shutting down sends them before its connection closes. */
   private readonly pending = new Set<Promise<void>>();
+  /** Aborted when a shutdown has waited long enough: held events get a last attempt, then are logged as lost. */
+  private readonly stopping = new AbortController();
 
   /** Events wait for the event loop's next turn (the reply goes first); unit tests that read events at once turn it off. */
   publishAfterReply = true;
@@ -18,11 +26,11 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   constructor(private readonly jetstream: JetStreamConnection) {}
 
   /**
-   * The request's one usage event, for the caller the edge authenticated; a failure is logged, never
-   * thrown. Published on the next turn of the event loop, after the reply: the frames the request's
+   * The request's one usage event, for the caller the edge authenticated; held until JetStream
+   * acknowledges it, never thrown. Published on the next turn of the event loop, after the reply: the frames the request's
    * handler has published by then (its answer, its end marker) are written to NATS first, so the
    * client does not wait for the usage event. Pending (and shutdown waits for it) from this call
-   * until JetStream acknowledges it or the retries are spent.
+   * until JetStream acknowledges it.
    */
   record(
     caller: CallerContext,
@@ -44,10 +52,13 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    const timer = setTimeout(() => this.stopping.abort(), SHUTDOWN_PUBLISH_WAIT_MS);
     await Promise.all(this.pending);
+    clearTimeout(timer);
   }
 
   publish(event: UsageRecordedEvent): Promise<void> {
-    return publishUsageEvent(this.jetstream.publisher, event, this.logger);
+    // The publisher is read at each attempt: before the connection is made, an attempt fails and is retried.
+    return publishUsageEvent(() => this.jetstream.publisher, event, this.logger, { untilAcknowledged: true, stop: this.stopping.signal });
   }
 }

@@ -15,7 +15,7 @@ import {
   ValidationArguments,
   ValidationOptions,
 } from 'class-validator';
-import { CallerContext } from './text-generation.messages';
+import { CallerContext, type HeartbeatFrame } from './text-generation.messages';
 
 /** Usage route names of the media endpoints, as request logs and `/user/me` spell them. */
 export const MediaRoutes = {
@@ -313,22 +313,33 @@ export class ImageGenerationBody {
   user?: string | null;
 }
 
+/**
+ * What every media request carries besides the caller. `heartbeats`: the edge follows the router's
+ * liveness, so the router sends `HeartbeatFrame`s among the reply's parts while it works (an edge
+ * of the previous release does not ask for them, and gets none).
+ */
+export class MediaRequest extends CallerContext {
+  @IsOptional()
+  @IsBoolean()
+  heartbeats?: boolean;
+}
+
 /** `inference.embeddings`: answered with `MediaReplyPart`s of a `json` reply. */
-export class EmbeddingsRequest extends CallerContext {
+export class EmbeddingsRequest extends MediaRequest {
   @ValidateNested()
   @Type(() => EmbeddingsBody)
   body: EmbeddingsBody;
 }
 
 /** `inference.moderations`: answered with `MediaReplyPart`s of a `json` reply. */
-export class ModerationsRequest extends CallerContext {
+export class ModerationsRequest extends MediaRequest {
   @ValidateNested()
   @Type(() => ModerationsBody)
   body: ModerationsBody;
 }
 
 /** `inference.images`: answered with `MediaReplyPart`s of an `images` reply (or a `json` error). */
-export class ImageGenerationRequest extends CallerContext {
+export class ImageGenerationRequest extends MediaRequest {
   @ValidateNested()
   @Type(() => ImageGenerationBody)
   body: ImageGenerationBody;
@@ -359,6 +370,13 @@ export interface MediaReplyPart {
   seq: number;
   text: string;
   last: boolean;
+}
+
+/** What the router sends on a media subject: the reply's parts, and heartbeats when asked for them. */
+export type MediaMessage = MediaReplyPart | HeartbeatFrame;
+
+export function isHeartbeat(message: object): message is HeartbeatFrame {
+  return (message as { kind?: unknown }).kind === 'heartbeat';
 }
 
 /**

@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsObject, IsOptional, IsString, Length, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Min } from 'class-validator';
 import { KeyType } from '../keys';
 
 export const TextFormats = ['chat', 'responses', 'messages'] as const;
@@ -66,18 +66,41 @@ export class TextGenerationRequest extends CallerContext {
  *   `sse` frame starts a 200 `text/event-stream` response. Each carries the request's input tokens
  *   and the output tokens sent so far (summed per delta), so the edge can bill what reached the
  *   client when the router dies mid-stream;
- * - `heartbeat` frames every few seconds while the request runs, so the edge tells a silent router
- *   (dead, or cut off) from a slow upstream within seconds.
+ * - `heartbeat` frames while the request runs (the first after half a second, then every few
+ *   seconds), naming the router replica serving it, so the edge can ask the NATS server whether
+ *   that replica is still connected when it goes silent (see `RouterLiveness` in the edge).
+ *
+ * `last` marks the frame that completes the client's answer (the whole JSON reply, or the stream's
+ * final events): the edge ends the HTTP response right after it, without waiting for `end`.
  */
 export type TextFrame =
-  | { kind: 'json'; status: number; body: unknown; /** Seconds, sent as `Retry-After` (a 429). */ retryAfter?: number }
-  | { kind: 'sse'; frames: string[]; inputTokens?: number; outputTokens?: number }
-  | { kind: 'heartbeat' };
+  | { kind: 'json'; status: number; body: unknown; /** Seconds, sent as `Retry-After` (a 429). */ retryAfter?: number; last?: boolean }
+  | { kind: 'sse'; frames: string[]; inputTokens?: number; outputTokens?: number; last?: boolean; /** On the first: the replica serving it. */ router?: string }
+  | HeartbeatFrame;
+
+/** Proof of life from the router replica serving a request (text, media parts and decisions alike). */
+export interface HeartbeatFrame {
+  kind: 'heartbeat';
+  /** The replica's id: the edge probes `inference.alive.<router>` when the request goes silent. */
+  router?: string;
+}
+
+/** The subject a router replica's liveness is probed on. */
+export const routerAliveSubject = (router: string): string => `inference.alive.${router}`;
 
 export class CancelInferenceEvent {
   @IsString()
   @Length(1, 128)
   requestId: string;
+
+  /**
+   * The edge gave up before any answer reached the client and answered it with an error status
+   * (the router went silent, or the request timed out): the request is recorded as `error`, which
+   * costs nothing, instead of `cancelled`. Absent: the client went away (billed as `cancelled`).
+   */
+  @IsOptional()
+  @IsBoolean()
+  abandoned?: boolean;
 }
 
 /** Per-model listing fields of `GET /v1/models` (the spec's model entry). */
@@ -100,14 +123,22 @@ export interface ModelEntry {
   metadata?: Record<string, unknown>;
 }
 
-/** `inference.decide`: the decision request body as the client sent it; answered with one `json` frame. */
 /** Combined `state` and `questions` of one decision, in tokens (spec, Limits). */
 export const DECISION_MAX_INPUT_TOKENS = 32_000;
 
 /** The decision model's public id: what a decision without `model` is answered by. */
 export const DECISION_MODEL_ID = 'jev';
 
+/**
+ * `inference.decide`: the decision request body as the client sent it; answered with one `json`
+ * frame, preceded by `heartbeat` frames while it runs when `heartbeats` is set (an edge of the
+ * previous release does not set it and gets exactly one frame).
+ */
 export class DecisionRequest extends CallerContext {
   @IsObject()
   body: Record<string, unknown>;
+
+  @IsOptional()
+  @IsBoolean()
+  heartbeats?: boolean;
 }

@@ -2,6 +2,7 @@ import { ModelCatalog } from '@gateway/catalog';
 import type { TextFrame, UsageRecordedEvent } from '@gateway/contracts';
 import { firstValueFrom, toArray } from 'rxjs';
 import { recordingCalls } from '../../../testing/recording-publisher';
+import { noHeartbeats } from '../../../testing/no-heartbeats';
 import { noStore } from '../../../testing/no-store';
 import { InflightRequests } from '../../../text-generation/inflight-requests';
 import { TextGenerationService } from '../../../text-generation/text-generation.service';
@@ -25,7 +26,7 @@ describe('a new provider (the contributor guide example)', () => {
   const adapters = { ...createProviderAdapters({ simulatorTokenDelayMs: 0 }), echo: new EchoAdapter() };
   const upstream = new UpstreamCaller(adapters, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const service = new TextGenerationService(echoCatalog(), upstream, recordingCalls(events), new InflightRequests(), noStore());
+  const service = new TextGenerationService(echoCatalog(), upstream, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats());
   const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'req_echo' };
 
   it('serves a chat completion through the registered adapter, with its usage event', async () => {
@@ -35,6 +36,7 @@ describe('a new provider (the contributor guide example)', () => {
       {
         kind: 'json',
         status: 200,
+        last: true,
         body: expect.objectContaining({
           object: 'chat.completion',
           model: 'echo-1',
