@@ -148,8 +148,8 @@ async function run(argv: string[]): Promise<{ text: string; json: Output }> {
 const argv = process.argv.slice(2);
 run(argv)
   .then(({ text, json }) => {
-    console.log(argv.includes('--json') ? JSON.stringify(json) : text);
-    process.exit(0);
+    // Exit once the output is written: to a pipe stdout is asynchronous, and a long list was cut short.
+    process.stdout.write(`${argv.includes('--json') ? JSON.stringify(json) : text}\n`, () => process.exit(0));
   })
   .catch((error: Error) => {
     if (error instanceof UsageError) {
