@@ -24,4 +24,13 @@ export class MeteringEnv extends DatabaseEnv {
   @Min(0)
   @Max(1000)
   METERING_BATCH_LINGER_MS: number = 20;
+
+  /**
+   * Deliveries of a usage event that failed for a reason other than a database outage before it is
+   * set aside in the USAGE_DEAD stream. An event that can never be recorded goes there at once.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  METERING_MAX_DELIVERIES: number = 5;
 }

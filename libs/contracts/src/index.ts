@@ -13,6 +13,7 @@ export * from './streams';
 export * from './inference/text-generation.messages';
 export * from './inference/text-generation.wire';
 export * from './inference/usage.events';
+export * from './inference/usage-event.validation';
 export * from './accounts/account.messages';
 export * from './accounts/stored-responses.messages';
 export * from './spend-window';

@@ -12,3 +12,4 @@ export * from './token-estimate';
 export * from './observability';
 export * from './usage-event.publish';
 export * from './connection-resilience';
+export * from './usage-dead-letters';

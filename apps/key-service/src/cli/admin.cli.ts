@@ -8,6 +8,7 @@ import { AccountsService } from '../accounts/accounts.service';
 import { KeyServiceModule } from '../app.module';
 import { KeyServiceEnv } from '../config/key-service.env';
 import { KeysService } from '../keys/keys.service';
+import { runUsageCommand } from './usage-dead-letters.command';
 
 const USAGE = `usage: npm run admin -- <command>
   account create --plan <${Plans.join('|')}> --credits <amount>   create an account; prints its id and master key
@@ -16,6 +17,9 @@ const USAGE = `usage: npm run admin -- <command>
   devpass create --account <id>                                  issue a DevPass (ek-dev-) key
   key regen --account <id>                                       issue a new master key (the old one stops working)
   bootstrap                                                      create or update the bootstrap account from BOOTSTRAP_* env
+  usage dead-letters                                             list the usage events metering set aside (USAGE_DEAD)
+  usage replay <request-id>... | --all [--sanitize] [--wait <s>] republish them to USAGE and remove them from USAGE_DEAD;
+                                                                 --sanitize replaces NUL and lone surrogates with U+FFFD
 options: --json prints machine-readable output`;
 
 class UsageError extends Error {}
@@ -60,9 +64,16 @@ async function run(argv: string[]): Promise<{ text: string; json: Output }> {
       credits: { type: 'string' },
       account: { type: 'string' },
       amount: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      sanitize: { type: 'boolean', default: false },
+      wait: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
+  if (positionals[0] === 'usage' && (positionals[1] === 'dead-letters' || positionals[1] === 'replay')) {
+    if (positionals[1] === 'dead-letters' && positionals.length > 2) throw new UsageError('usage dead-letters takes no arguments');
+    return runUsageCommand(`usage ${positionals[1]}`, positionals.slice(2), values, (message) => new UsageError(message));
+  }
   const command = positionals.join(' ');
   const known = ['account create', 'account list', 'account credit', 'devpass create', 'key regen', 'bootstrap'];
   if (!known.includes(command)) throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
@@ -137,8 +148,8 @@ async function run(argv: string[]): Promise<{ text: string; json: Output }> {
 const argv = process.argv.slice(2);
 run(argv)
   .then(({ text, json }) => {
-    console.log(argv.includes('--json') ? JSON.stringify(json) : text);
-    process.exit(0);
+    // Exit once the output is written: to a pipe stdout is asynchronous, and a long list was cut short.
+    process.stdout.write(`${argv.includes('--json') ? JSON.stringify(json) : text}\n`, () => process.exit(0));
   })
   .catch((error: Error) => {
     if (error instanceof UsageError) {

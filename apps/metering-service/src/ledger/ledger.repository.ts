@@ -121,6 +121,11 @@ WHERE (SELECT count(*) FROM daily) >= 0`;
 export class LedgerRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** Whether PostgreSQL answers at all (a failure while it does is not an outage). */
+  isReachable(): Promise<boolean> {
+    return this.prisma.isReachable();
+  }
+
   /** Records one request and its charge (a batch of one). */
   async record(event: UsageRecordedEvent, credits: Prisma.Decimal): Promise<LedgerWrite> {
     return (await this.recordBatch([{ event, credits }]))[0];

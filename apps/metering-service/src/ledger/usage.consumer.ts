@@ -1,10 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import { UsageRecordedEvent, UsageStream } from '@gateway/contracts';
+import { printable, UsageDeadLetter, UsageDeadReason, UsageDeadStream, usageEventProblem, UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import {
   BudgetStore,
   context,
+  ensureUsageDeadStream,
   extractNatsTraceContext,
+  JetStreamPublishError,
   GatewayMetrics,
   gatewayTracer,
   GracefulShutdown,
@@ -19,15 +21,21 @@ import {
   trace,
 } from '@gateway/platform';
 import type { Counter } from 'prom-client';
-import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg, JSONCodec } from 'nats';
+import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg } from 'nats';
+import { classifyLedgerError, LedgerFailure, sqlState } from './ledger-errors';
 import { LedgerRepository, PricedUsage } from './ledger.repository';
 import { priceUsage } from './pricing';
 
 export const METERING_ACK_WAIT_MS = Symbol('METERING_ACK_WAIT_MS');
 export const METERING_BATCH_LINGER_MS = Symbol('METERING_BATCH_LINGER_MS');
+export const METERING_MAX_DELIVERIES = Symbol('METERING_MAX_DELIVERIES');
 
-const codec = JSONCodec<UsageRecordedEvent>();
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 const RETRY_DELAY_MS = 2_000;
+/** While the database is unavailable, a batch is tried again after 250 ms, growing to this. */
+const MAX_HOLD_DELAY_MS = 5_000;
+const DEFAULT_MAX_DELIVERIES = 5;
 /** At most this many events are written in one statement. */
 const BATCH_SIZE = 256;
 /** Batches written at once by one replica (one in PostgreSQL while the next is priced, settled, acknowledged). */
@@ -36,9 +44,17 @@ const SPAN_NAME = `${UsageStream.recordedSubject} process`;
 
 /**
  * The durable JetStream consumer every metering replica pulls from. A message is acknowledged only
- * after the ledger statement that wrote its batch committed; a failure is redelivered later (nak
- * with delay), and the ledger's unique request id makes redelivery harmless. On shutdown it stops pulling and finishes
- * the writes in progress before the database connection closes.
+ * after the ledger statement that wrote its batch committed, and the ledger's unique request id
+ * makes a redelivery harmless. No event can stall it (the consumer's unacknowledged window is
+ * finite, and one it fills stops every account's billing):
+ * - an event that can never be recorded (not JSON, invalid, text PostgreSQL cannot store, or data
+ *   PostgreSQL refuses) is set aside at once: published to the `USAGE_DEAD` stream with its reason
+ *   and, once that publish is acknowledged, terminated in `USAGE`;
+ * - any other failure of an event is redelivered later (nak with delay), and set aside the same way
+ *   on its `maxDeliveries`th delivery;
+ * - while the database itself is unavailable, nothing is set aside and no delivery is spent: a
+ *   batch is held and written again until the database is back, its messages kept from redelivery.
+ * On shutdown it stops pulling and finishes the writes in progress before the database connection closes.
  */
 @Injectable()
 export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -49,6 +65,14 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   private manager?: JetStreamManager;
   private readonly budget: BudgetStore;
   private readonly ledgerWrites: Counter<'result'>;
+  private readonly deadLettered: Counter<'reason'>;
+  /**
+   * Messages received and not yet acknowledged, given back or set aside: kept from redelivery (so
+   * no delivery is spent while they wait for a lane or the database); the ack wait is for a replica that died.
+   */
+  private readonly inProgress = new Set<JsMsg>();
+  private keepAlive?: NodeJS.Timeout;
+  private lastHoldLog = 0;
 
   constructor(
     private readonly connection: JetStreamConnection,
@@ -59,9 +83,11 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     metrics: GatewayMetrics,
     shutdown: GracefulShutdown,
     @Optional() @Inject(METERING_BATCH_LINGER_MS) private readonly lingerMs = 0,
+    @Optional() @Inject(METERING_MAX_DELIVERIES) private readonly maxDeliveries = DEFAULT_MAX_DELIVERIES,
   ) {
     this.budget = new BudgetStore(redis.client);
     this.ledgerWrites = metrics.counter(Metrics.ledgerWrites);
+    this.deadLettered = metrics.counter(Metrics.usageEventsDeadLettered);
     metrics.gauge(Metrics.meteringPendingEvents, async (gauge) => {
       const info = await this.manager?.consumers.info(UsageStream.name, UsageStream.meteringConsumer).catch(() => undefined);
       if (info) gauge.set(info.num_pending);
@@ -76,6 +102,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   private async start(): Promise<void> {
     const manager = await this.connection.nats.jetstreamManager();
     this.manager = manager;
+    await ensureUsageDeadStream(manager);
     const config = {
       durable_name: UsageStream.meteringConsumer,
       ack_policy: AckPolicy.Explicit,
@@ -91,7 +118,19 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     });
     const consumer = await this.connection.jetstream.consumers.get(UsageStream.name, UsageStream.meteringConsumer);
     this.messages = await consumer.consume({ max_messages: 256 });
+    this.keepAlive ??= setInterval(() => this.keepInProgressAlive(), Math.max(250, Math.floor(this.ackWaitMs / 3)));
     this.loop = this.run(this.messages).then(() => this.restartUnlessStopped());
+  }
+
+  /** Tells JetStream the messages here are in progress, so it does not redeliver them (which would spend a delivery). */
+  private keepInProgressAlive(): void {
+    for (const message of this.inProgress) {
+      try {
+        message.working();
+      } catch {
+        // The connection is down: JetStream redelivers after the ack wait, harmlessly.
+      }
+    }
   }
 
   /**
@@ -119,6 +158,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
 
   private async stop(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.keepAlive);
     const messages = this.messages;
     this.messages = undefined;
     await messages?.close().catch(() => undefined);
@@ -138,6 +178,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       try {
         for await (const message of messages) {
           queue.push(message);
+          this.inProgress.add(message);
           wake?.();
         }
       } finally {
@@ -169,9 +210,13 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
         // Let the messages already delivered to this process reach the queue.
         await new Promise((resolve) => setImmediate(resolve));
       }
-      const handled: Promise<void> = this.handleBatch(queue.splice(0, BATCH_SIZE))
+      const batch = queue.splice(0, BATCH_SIZE);
+      const handled: Promise<void> = this.handleBatch(batch)
         .catch((error: Error) => this.logger.error(`a batch of usage events was not handled: ${error.message}`))
-        .finally(() => inFlight.delete(handled));
+        .finally(() => {
+          for (const message of batch) this.inProgress.delete(message);
+          inFlight.delete(handled);
+        });
       inFlight.add(handled);
       if (inFlight.size >= PARALLEL_BATCHES) await Promise.race(inFlight);
     }
@@ -180,39 +225,83 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /**
-   * Prices a batch and writes it in one statement, settles its reservations in one Redis round trip, then
-   * acknowledges every message. If the batch cannot be written, each event is written alone, so a
-   * poison event is redelivered (nak with delay) without holding back the others.
+   * Validates and prices a batch, sets aside the events that can never be recorded, and writes the
+   * rest in one statement; settles their reservations in one Redis round trip, then acknowledges
+   * every message. If the batch cannot be written, each event is written alone, so a poison event
+   * is dealt with on its own without holding back the others.
    */
   private async handleBatch(messages: JsMsg[]): Promise<void> {
     // Each event keeps its own consumer span, continuing the trace of the request it is about.
     const items: BatchItem[] = [];
+    const setAside: Promise<void>[] = [];
     for (const message of messages) {
-      let event: UsageRecordedEvent;
+      let decoded: unknown;
       try {
-        event = codec.decode(message.data);
-      } catch {
-        this.logger.error(`usage message ${message.seq} is not JSON; discarded`);
-        message.term();
+        decoded = JSON.parse(decoder.decode(message.data));
+      } catch (error) {
+        setAside.push(this.deadLetter(message, undefined, 'not_json', 'not_json', `not JSON: ${(error as Error).message}`));
         continue;
       }
+      const problem = usageEventProblem(decoded);
+      if (problem) {
+        const reason = problem.unstorableText ? 'unstorable_text' : 'invalid_event';
+        setAside.push(this.deadLetter(message, decoded, reason, problem.field, problem.message));
+        continue;
+      }
+      const event = decoded as UsageRecordedEvent;
       const span = gatewayTracer().startSpan(SPAN_NAME, { kind: SpanKind.CONSUMER }, extractNatsTraceContext(message.headers));
-      const { credits, known, inconsistent } = priceUsage(this.catalog, event);
-      if (!known) this.warn(span, `usage ${event.requestId}: model ${event.model} is not in the catalog; charged 0`);
-      if (inconsistent) this.warn(span, `usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
-      items.push({ message, event, credits, span });
+      try {
+        const { credits, known, inconsistent } = priceUsage(this.catalog, event);
+        if (!known) this.warn(span, `usage ${event.requestId}: model ${printable(event.model)} is not in the catalog; charged 0`);
+        if (inconsistent) this.warn(span, `usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
+        items.push({ message, event, credits, span });
+      } catch (error) {
+        setAside.push(this.failed({ message, event, span }, error as Error, 'other'));
+      }
     }
-    if (items.length === 0) return;
+    if (items.length > 0) await this.writeOrSplit(items);
+    await Promise.all(setAside);
+  }
+
+  private async writeOrSplit(items: BatchItem[]): Promise<void> {
     try {
-      await this.write(items);
+      await this.writeHolding(items);
     } catch (error) {
       if (items.length === 1) {
-        this.failed(items[0], error as Error);
+        await this.failed(items[0], error as Error);
         return;
       }
-      this.logger.warn(`a batch of ${items.length} usage events was not recorded (${(error as Error).message}); writing them one by one`);
-      await Promise.all(items.map((item) => this.write([item]).catch((failure: Error) => this.failed(item, failure))));
+      this.logger.warn(`a batch of ${items.length} usage events was not recorded (${printable((error as Error).message)}); writing them one by one`);
+      await Promise.all(items.map((item) => this.writeHolding([item]).catch((failure: Error) => this.failed(item, failure))));
     }
+  }
+
+  /**
+   * Writes the items, and while the database is unavailable (not the events' fault) tries again,
+   * with backoff, for as long as it takes, keeping the messages from redelivery meanwhile: an outage
+   * never spends an event's deliveries. Throws any other failure (and on shutdown).
+   */
+  private async writeHolding(items: BatchItem[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.write(items);
+        return;
+      } catch (error) {
+        if (this.stopping || (await this.failureOf(error)) !== 'unavailable') throw error;
+        if (Date.now() - this.lastHoldLog > 10_000) {
+          this.lastHoldLog = Date.now();
+          this.logger.warn(`the ledger is unavailable; holding usage events until it is back: ${printable((error as Error).message)}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, MAX_HOLD_DELAY_MS)));
+      }
+    }
+  }
+
+  /** An error of unknown kind counts as the database's while PostgreSQL does not answer at all. */
+  private async failureOf(error: unknown): Promise<LedgerFailure> {
+    const failure = classifyLedgerError(error);
+    if (failure !== 'other') return failure;
+    return (await this.ledger.isReachable()) ? 'other' : 'unavailable';
   }
 
   /** Records the priced events, settles their reservations, acknowledges them. Throws when nothing was written. */
@@ -250,16 +339,79 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     context.with(trace.setSpan(context.active(), span), () => this.logger[level](line));
   }
 
-  private failed({ event, message, span }: BatchItem, error: Error): void {
-    this.ledgerWrites.inc({ result: 'failed' });
-    this.warn(span, `usage ${event.requestId} not recorded, will retry: ${error.message}`, 'error');
+  /**
+   * An event that was not recorded: set aside at once when it can never be, or on its
+   * `maxDeliveries`th delivery; otherwise redelivered later. An outage that outlasted a shutdown
+   * gives the event back at once (another replica holds it).
+   */
+  private async failed({ event, message, span }: Omit<BatchItem, 'credits'>, error: Error, known?: LedgerFailure): Promise<void> {
+    const failure = known ?? (await this.failureOf(error));
     recordSpanError(span, error);
     span.end();
+    const deliveries = message.info.deliveryCount;
+    const code = sqlState(error) ?? error.name;
+    if (failure === 'data') return this.deadLetter(message, event, 'data_error', code, error.message);
+    if (failure === 'other' && deliveries >= this.maxDeliveries) {
+      return this.deadLetter(message, event, 'max_deliveries', code, `failed on ${deliveries} deliveries: ${error.message}`);
+    }
+    this.ledgerWrites.inc({ result: 'failed' });
+    this.warn(span, `usage ${printable(event.requestId)} not recorded (delivery ${deliveries}), will retry: ${printable(error.message)}`, 'error');
     try {
-      message.nak(RETRY_DELAY_MS);
+      message.nak(failure === 'unavailable' ? 0 : RETRY_DELAY_MS);
     } catch {
       // The connection is gone: the message is redelivered once its ack wait ends.
     }
+  }
+
+  /**
+   * Sets an event aside: publishes it to the dead-letter stream with its reason and, only once that
+   * publish is acknowledged, terminates it in `USAGE`. When the publish fails the event is
+   * redelivered later (nak), so it is never lost. The log line escapes every text from the event.
+   */
+  private async deadLetter(message: JsMsg, event: unknown, reason: UsageDeadReason, code: string, detail: string): Promise<void> {
+    const fields = (event ?? {}) as Partial<Record<'requestId' | 'accountId', unknown>>;
+    const requestId = typeof fields.requestId === 'string' ? fields.requestId : undefined;
+    const accountId = typeof fields.accountId === 'string' ? fields.accountId : undefined;
+    const letter: UsageDeadLetter = {
+      reason,
+      code: printable(code, 64),
+      message: printable(detail, 1000),
+      deliveries: message.info.deliveryCount,
+      streamSequence: message.seq,
+      deadLetteredAt: new Date().toISOString(),
+      ...(requestId !== undefined ? { requestId } : {}),
+      ...(accountId !== undefined ? { accountId } : {}),
+      payload: Buffer.from(message.data).toString('base64'),
+    };
+    const data = encoder.encode(JSON.stringify(letter));
+    // The USAGE sequence as message id: a dead letter published again (its term lost) is stored once.
+    const publish = () => this.connection.publisher.publish(UsageDeadStream.subject, data, { msgID: `usage-seq-${message.seq}` });
+    const who = `usage event ${requestId === undefined ? `#${message.seq}` : printable(requestId, 80)} (stream sequence ${message.seq})`;
+    try {
+      await publish().catch(async (error: Error) => {
+        // No stream listens (a NATS server back without its store): create it and try once more.
+        if (!(error instanceof JetStreamPublishError && error.code === '503') || !this.manager) throw error;
+        await ensureUsageDeadStream(this.manager);
+        return publish();
+      });
+    } catch (error) {
+      this.ledgerWrites.inc({ result: 'failed' });
+      this.logger.error(`${who} could not be set aside (${printable((error as Error).message)}); will retry`);
+      try {
+        message.nak(RETRY_DELAY_MS);
+      } catch {
+        // redelivered after the ack wait
+      }
+      return;
+    }
+    try {
+      // Without a reason: `+TERM <reason>` needs nats-server 2.10, and 2.9 ignores it.
+      message.term();
+    } catch {
+      // Redelivered after the ack wait and set aside again: the dead letter's message id keeps one copy.
+    }
+    this.deadLettered.inc({ reason });
+    this.logger.error(`${who} set aside in ${UsageDeadStream.name}: ${reason} (${letter.code}) after ${letter.deliveries} deliveries: ${letter.message}`);
   }
 }
 

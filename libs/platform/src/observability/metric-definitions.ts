@@ -4,7 +4,7 @@
  * patterns, catalog model ids (anything else is `unknown`), statuses, key types, provider
  * adapters, NATS subjects and fixed enums. Never a key, an account id, an IP or a request id.
  */
-export const MetricLabelNames = ['route', 'model', 'status', 'key_type', 'provider', 'subject', 'state', 'outcome', 'result'] as const;
+export const MetricLabelNames = ['route', 'model', 'status', 'key_type', 'provider', 'subject', 'state', 'outcome', 'result', 'reason'] as const;
 export type MetricLabel = (typeof MetricLabelNames)[number];
 
 export interface MetricDefinition<L extends MetricLabel = MetricLabel> {
@@ -107,5 +107,11 @@ export const Metrics = {
     help: 'Usage events handled by metering: written to the ledger, duplicates of one already written, or failed (retried)',
     type: 'counter',
     labels: ['result'],
+  }),
+  usageEventsDeadLettered: define({
+    name: 'gateway_usage_events_dead_lettered_total',
+    help: 'Usage events metering could not record and set aside in the USAGE_DEAD stream, by reason (not_json, unstorable_text, invalid_event, data_error, max_deliveries)',
+    type: 'counter',
+    labels: ['reason'],
   }),
 } as const;
