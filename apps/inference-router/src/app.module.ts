@@ -71,7 +71,14 @@ export class InferenceRouterModule {
       providers: [
         { provide: ModelCatalog, useValue: catalog },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
-        { provide: RETRY_POLICY, useValue: { attemptsPerRoute: env.UPSTREAM_ATTEMPTS, baseDelayMs: env.UPSTREAM_RETRY_BASE_MS } },
+        {
+          provide: RETRY_POLICY,
+          useValue: {
+            attemptsPerRoute: env.UPSTREAM_ATTEMPTS,
+            baseDelayMs: env.UPSTREAM_RETRY_BASE_MS,
+            retryAfterMaxWaitMs: env.UPSTREAM_RETRY_AFTER_MAX_WAIT_MS,
+          },
+        },
         { provide: SIMULATOR_TOKEN_DELAY_MS, useValue: env.SIMULATOR_TOKEN_DELAY_MS },
         { provide: UPSTREAM_MAX_CONNECTIONS, useValue: env.UPSTREAM_MAX_CONNECTIONS },
         { provide: INFERENCE_HEARTBEAT_MS, useValue: env.INFERENCE_HEARTBEAT_MS },

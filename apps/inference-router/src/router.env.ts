@@ -27,6 +27,15 @@ export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
   UPSTREAM_RETRY_BASE_MS: number = 200;
 
   /**
+   * A 429 from the last route a request can use, whose Retry-After is at most this long, is waited
+   * out and tried once more within the request; a longer one reaches the client (0: never wait).
+   */
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  UPSTREAM_RETRY_AFTER_MAX_WAIT_MS: number = 2_000;
+
+  /**
    * Max open connections per upstream origin (per HTTP provider adapter, per replica). An HTTP/1.1
    * stream holds its connection for its whole length, so this bounds the concurrent streams one
    * replica can hold to one provider; requests beyond it wait for a free connection.

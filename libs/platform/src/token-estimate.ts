@@ -60,3 +60,41 @@ function countWithinBudget(text: string): number {
   if (runBytes === 0) return countTokens(text, PLAIN_TEXT);
   return runBytes + (rest.trim().length === 0 ? 0 : countTokens(rest, PLAIN_TEXT));
 }
+
+/**
+ * Texts are counted against a limit in segments of about this many characters, so that no BPE
+ * piece is longer (the encoder's cost grows with the square of a piece's length).
+ */
+export const LIMIT_SEGMENT_CHARS = 1024;
+
+/**
+ * The tokens of a text (gpt-tokenizer, o200k_base) when they are at most `limit`, else undefined:
+ * for checking a text against a hard limit, where `countTextTokens`'s byte fallback would refuse
+ * text that fits. The text is encoded segment by segment and counting stops once past the limit,
+ * so the work is bounded by the limit, not by the text's length. Segments end before a space that
+ * follows a non-space character: the encoder's pre-tokenizer always starts a piece there, so the
+ * count is exact. Only a run of `LIMIT_SEGMENT_CHARS / 2` or more characters without such a space
+ * (CJK without punctuation, one repeated character) is cut elsewhere, which can move the count by
+ * a token per cut.
+ */
+export function countTextTokensUpTo(text: string, limit: number): number | undefined {
+  let count = 0;
+  for (let start = 0; start < text.length;) {
+    const end = segmentEnd(text, start);
+    count += countTokens(text.slice(start, end), PLAIN_TEXT);
+    if (count > limit) return undefined;
+    start = end;
+  }
+  return count;
+}
+
+function segmentEnd(text: string, start: number): number {
+  const hardEnd = start + LIMIT_SEGMENT_CHARS;
+  if (hardEnd >= text.length) return text.length;
+  for (let index = hardEnd; index > start + LIMIT_SEGMENT_CHARS / 2; index--) {
+    if (text.charCodeAt(index) === 0x20 && !/\s/.test(text[index - 1])) return index;
+  }
+  const last = text.charCodeAt(hardEnd - 1);
+  // Never split a surrogate pair: each half would count as a replacement character.
+  return last >= 0xd800 && last <= 0xdbff ? hardEnd - 1 : hardEnd;
+}

@@ -8,12 +8,18 @@ export type BreakerState = 'closed' | 'half_open' | 'open';
 /** `gateway_route_state` values. */
 export const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
-/** What a call may do with a route right now. `probe`: the one trial request of a half-open breaker. */
-export type Admission = { kind: 'pass' } | { kind: 'probe' } | { kind: 'skip'; retryAfterMs: number };
+/**
+ * What a call may do with a route right now. `probe`: the one trial request of a half-open breaker.
+ * `skip` says whether the route is out because its upstream rate-limited us (a 429 with
+ * Retry-After) rather than because it failed.
+ */
+export type Admission = { kind: 'pass' } | { kind: 'probe' } | { kind: 'skip'; retryAfterMs: number; rateLimited: boolean };
 
 interface Breaker {
   /** 0: closed. Else open until then (Unix ms), half-open after. */
   openUntil: number;
+  /** Opened by the upstream's 429 with Retry-After (a rate limit), not by failures. */
+  rateLimited: boolean;
   /** This replica holds the half-open probe. */
   probing: boolean;
   /** Failure times, while Redis is unavailable (per-replica counting). */
@@ -28,9 +34,9 @@ const STARTUP_READ_MS = 3_000;
 const STATE_TTL_MS = 10 * 60_000;
 
 /**
- * Counts failures within the window; at the threshold the route opens until now + cooldown (or
- * until the 429's Retry-After). Returns the open-until time, 0 when the route stays closed.
- * KEYS: failures, state. ARGV: now, window ms, threshold, cooldown ms, channel, label, state ttl ms.
+ * Counts failures within the window; at the threshold the route opens until now + cooldown, for
+ * failures (the rate-limit mark goes). Returns the open-until time, 0 when the route stays closed.
+ * KEYS: failures, state, rate-limit mark. ARGV: now, window ms, threshold, cooldown ms, channel, label, state ttl ms.
  */
 const RECORD_FAILURE = `
 local now = tonumber(ARGV[1])
@@ -40,7 +46,7 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 if n < tonumber(ARGV[3]) then return 0 end
 local untilMs = now + tonumber(ARGV[4])
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('SET', KEYS[2], untilMs, 'PX', tonumber(ARGV[4]) + tonumber(ARGV[7]))
 redis.call('PUBLISH', ARGV[5], cjson.encode({label = ARGV[6], openUntil = untilMs}))
 return untilMs
@@ -103,15 +109,16 @@ export class RouteBreakers implements OnModuleInit {
   async admit(route: ResolvedRoute, now = Date.now()): Promise<Admission> {
     const breaker = this.breakers.get(route.label);
     if (!breaker || breaker.openUntil === 0) return { kind: 'pass' };
-    if (now < breaker.openUntil) return { kind: 'skip', retryAfterMs: breaker.openUntil - now };
-    if (breaker.probing) return { kind: 'skip', retryAfterMs: 1000 };
+    const rateLimited = breaker.rateLimited;
+    if (now < breaker.openUntil) return { kind: 'skip', retryAfterMs: breaker.openUntil - now, rateLimited };
+    if (breaker.probing) return { kind: 'skip', retryAfterMs: 1000, rateLimited };
     breaker.probing = true;
     if (this.redis?.available) {
       const claimed = await this.redis.client!.set(routeKey(route.label, 'probe'), this.replica, 'PX', PROBE_CLAIM_MS, 'NX').catch(() => 'OK');
       if (claimed !== 'OK') {
         // Another replica probes it; this one waits for its verdict (published).
         breaker.probing = false;
-        return { kind: 'skip', retryAfterMs: 1000 };
+        return { kind: 'skip', retryAfterMs: 1000, rateLimited };
       }
     }
     return { kind: 'probe' };
@@ -134,25 +141,25 @@ export class RouteBreakers implements OnModuleInit {
 
   /**
    * A provider failure (connect error, timeout, 429, 5xx, refused key). Returns true when the
-   * route is now open, so the caller stops retrying it.
+   * route is now open, so the caller stops retrying it. A 429 with Retry-After opens the route for
+   * that long, marked as rate-limited.
    */
   async failed(route: ResolvedRoute, admission: Admission, retryAfterSeconds?: number, now = Date.now()): Promise<boolean> {
     const policy = route.breakerPolicy;
     if (admission.kind === 'probe' || retryAfterSeconds !== undefined) {
       const openMs = retryAfterSeconds !== undefined ? Math.max(1000, retryAfterSeconds * 1000) : policy.cooldownMs;
-      this.change(route.label, now + openMs);
+      this.change(route.label, now + openMs, retryAfterSeconds !== undefined);
       return true;
     }
     const breaker = this.breaker(route.label);
     if (this.redis?.available) {
       try {
-        const keys = [routeKey(route.label, 'failures'), routeKey(route.label, 'state')];
+        const keys = [routeKey(route.label, 'failures'), routeKey(route.label, 'state'), routeKey(route.label, 'rate_limited')];
         const args = [now, policy.windowMs, policy.failures, policy.cooldownMs, ROUTE_STATE_CHANNEL, route.label, STATE_TTL_MS];
         const openUntil = Number(await this.redis.client!.eval(RECORD_FAILURE, keys.length, ...keys, ...args));
         if (openUntil > now) {
           if (breaker.openUntil !== openUntil) this.logger.warn(`route ${route.label} opened until ${new Date(openUntil).toISOString()}`);
-          breaker.openUntil = openUntil;
-          breaker.probing = false;
+          Object.assign(breaker, { openUntil, rateLimited: false, probing: false });
           return true;
         }
         return false;
@@ -169,38 +176,38 @@ export class RouteBreakers implements OnModuleInit {
 
   private breaker(label: string): Breaker {
     let breaker = this.breakers.get(label);
-    if (!breaker) this.breakers.set(label, (breaker = { openUntil: 0, probing: false, failures: [] }));
+    if (!breaker) this.breakers.set(label, (breaker = { openUntil: 0, rateLimited: false, probing: false, failures: [] }));
     return breaker;
   }
 
-  /** Opens (until `openUntil`) or closes (0) a route here, in Redis and on every replica. */
-  private change(label: string, openUntil: number): void {
+  /** Opens (until `openUntil`, for a rate limit or for failures) or closes (0) a route here, in Redis and on every replica. */
+  private change(label: string, openUntil: number, rateLimited = false): void {
     const breaker = this.breaker(label);
     const was = breaker.openUntil;
-    Object.assign(breaker, { openUntil, probing: false, failures: [] });
+    Object.assign(breaker, { openUntil, rateLimited, probing: false, failures: [] });
     if (openUntil === 0 && was !== 0) this.logger.log(`route ${label} closed again`);
-    if (openUntil !== 0) this.logger.warn(`route ${label} opened until ${new Date(openUntil).toISOString()}`);
+    if (openUntil !== 0) this.logger.warn(`route ${label} opened until ${new Date(openUntil).toISOString()}${rateLimited ? ' (rate limited)' : ''}`);
     if (!this.redis?.available) return;
     const client = this.redis.client!;
     const state = routeKey(label, 'state');
+    const mark = routeKey(label, 'rate_limited');
+    const ttlMs = openUntil - Date.now() + STATE_TTL_MS;
     const write =
       openUntil === 0
-        ? client.multi().del(state, routeKey(label, 'failures'), routeKey(label, 'probe'))
-        : client
-            .multi()
-            .set(state, String(openUntil), 'PX', openUntil - Date.now() + STATE_TTL_MS)
-            .del(routeKey(label, 'probe'));
+        ? client.multi().del(state, mark, routeKey(label, 'failures'), routeKey(label, 'probe'))
+        : client.multi().set(state, String(openUntil), 'PX', ttlMs).del(routeKey(label, 'probe'));
+    if (openUntil !== 0) void (rateLimited ? write.set(mark, '1', 'PX', ttlMs) : write.del(mark));
     void write
-      .publish(ROUTE_STATE_CHANNEL, JSON.stringify({ label, openUntil }))
+      .publish(ROUTE_STATE_CHANNEL, JSON.stringify({ label, openUntil, rateLimited }))
       .exec()
       .catch(() => undefined);
   }
 
   private applyMessage(message: string): void {
     try {
-      const { label, openUntil } = JSON.parse(message) as { label?: unknown; openUntil?: unknown };
+      const { label, openUntil, rateLimited } = JSON.parse(message) as { label?: unknown; openUntil?: unknown; rateLimited?: unknown };
       if (typeof label !== 'string' || typeof openUntil !== 'number') return;
-      Object.assign(this.breaker(label), { openUntil, probing: false, failures: [] });
+      Object.assign(this.breaker(label), { openUntil, rateLimited: rateLimited === true, probing: false, failures: [] });
     } catch {
       // not ours
     }
@@ -209,11 +216,14 @@ export class RouteBreakers implements OnModuleInit {
   private async readStates(labels: string[]): Promise<void> {
     if (labels.length === 0 || !this.redis?.client) return;
     try {
-      const values = await this.redis.client.mget(...labels.map((label) => routeKey(label, 'state')));
+      const keys = labels.flatMap((label) => [routeKey(label, 'state'), routeKey(label, 'rate_limited')]);
+      const values = await this.redis.client.mget(...keys);
       labels.forEach((label, index) => {
-        const openUntil = Number(values[index] ?? 0) || 0;
+        const openUntil = Number(values[2 * index] ?? 0) || 0;
+        const rateLimited = openUntil !== 0 && values[2 * index + 1] === '1';
         const breaker = this.breaker(label);
         if (breaker.openUntil !== openUntil) Object.assign(breaker, { openUntil, probing: false });
+        breaker.rateLimited = rateLimited;
       });
     } catch {
       // Redis went away again: the next 'ready' reads them.

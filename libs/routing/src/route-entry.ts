@@ -5,7 +5,7 @@ import type { QuotaGrant } from './route-quotas';
 /** A route a request may use now (its breaker's admission and its quota slot), or why it was skipped. */
 export type RouteEntry =
   | { entered: true; admission: Admission; quota: Extract<QuotaGrant, { granted: true }> }
-  | { entered: false; outcome: 'skipped_open' | 'skipped_quota'; retryAfterMs: number };
+  | { entered: false; outcome: 'skipped_open' | 'skipped_quota'; retryAfterMs: number; rateLimited: boolean };
 
 /**
  * Enters one route of a request's plan: its breaker first (an open one is skipped without a
@@ -20,23 +20,27 @@ export async function enterRoute(
   admit: () => Promise<Admission> = () => breakers.admit(route),
 ): Promise<RouteEntry> {
   const admission = await admit();
-  if (admission.kind === 'skip') return { entered: false, outcome: 'skipped_open', retryAfterMs: admission.retryAfterMs };
+  if (admission.kind === 'skip') return { entered: false, outcome: 'skipped_open', retryAfterMs: admission.retryAfterMs, rateLimited: admission.rateLimited };
   const quota = await acquire();
   if (!quota.granted) {
     breakers.released(route, admission);
-    return { entered: false, outcome: 'skipped_quota', retryAfterMs: quota.retryAfterMs };
+    return { entered: false, outcome: 'skipped_quota', retryAfterMs: quota.retryAfterMs, rateLimited: true };
   }
   return { entered: true, admission, quota };
 }
 
-/** The routes of one request that were skipped: when to retry, and whether any was at its quota (a 429) or all were open (a 503). */
+/**
+ * The routes of one request that were skipped: when to retry, and whether any was rate-limited —
+ * at its quota, or open after its upstream's 429 with Retry-After (a 429 for the client) — or all
+ * were open because they failed (a 503).
+ */
 export class SkippedRoutes {
   private waitMs = Number.POSITIVE_INFINITY;
-  atQuota = false;
+  rateLimited = false;
 
   add(entry: Extract<RouteEntry, { entered: false }>): void {
     this.waitMs = Math.min(this.waitMs, entry.retryAfterMs);
-    if (entry.outcome === 'skipped_quota') this.atQuota = true;
+    if (entry.rateLimited) this.rateLimited = true;
   }
 
   /** Whole seconds until the first skipped route is usable again (at least 1). */

@@ -156,6 +156,62 @@ describe.each(CASES)('Vercel AI SDK: $provider provider, $adapter upstream ($mod
   });
 });
 
+/**
+ * `@ai-sdk/openai-compatible` as configured by default (no `supportsStructuredOutputs`): objects
+ * are asked for with `response_format: {type: "json_object"}`, and the schema travels in the
+ * prompt. This SDK version sends none of its own, so the test writes it as the SDK's
+ * `injectJsonInstruction` does (and earlier versions of `generateObject` did).
+ */
+describe('Vercel AI SDK: openai-compatible provider in JSON mode, simulator (sim-chat)', () => {
+  let account: TestAccount;
+  let recorder: RecordingFetch;
+  let llm: LanguageModel;
+  const instruction = `JSON schema:\n${JSON.stringify(z.toJSONSchema(Forecast))}\nYou MUST answer with a JSON object that matches the JSON schema above.`;
+
+  beforeAll(() => {
+    account = createAccount('pro', '100');
+  });
+
+  beforeEach(() => {
+    recorder = recordingFetch();
+    llm = createOpenAICompatible({
+      baseURL: `${suiteInfo().edgeA}/v1`,
+      apiKey: account.masterKey,
+      fetch: recorder.fetch,
+      name: 'gateway',
+      includeUsage: true,
+    }).chatModel('sim-chat');
+  });
+
+  it('generateObject answers an object valid against the schema given in the prompt', async () => {
+    const result = await generateObject({
+      model: llm,
+      maxRetries: 0,
+      schema: Forecast,
+      system: instruction,
+      prompt: `Give me the weather forecast for Oslo. (${marker('jsonobj')})`,
+    });
+    expect(recorder.exchanges[0].body.response_format).toEqual({ type: 'json_object' });
+    expect(Forecast.parse(result.object)).toEqual(result.object);
+    expectAllOk(recorder);
+    await expectUsageInLedger(account.masterKey, recorder, result.usage);
+  });
+
+  it('streamObject ends in an object valid against the schema given in the prompt', async () => {
+    const result = streamObject({
+      model: llm,
+      maxRetries: 0,
+      schema: Forecast,
+      system: instruction,
+      prompt: `Stream the weather forecast for Oslo. (${marker('jsonsobj')})`,
+    });
+    for await (const partial of result.partialObjectStream) expect(partial).toEqual(expect.any(Object));
+    const object = await result.object;
+    expect(Forecast.parse(object)).toEqual(object);
+    expectAllOk(recorder);
+  });
+});
+
 describe('Vercel AI SDK: embedMany', () => {
   let account: TestAccount;
 

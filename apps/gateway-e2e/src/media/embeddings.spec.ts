@@ -102,4 +102,18 @@ describe('POST /v1/embeddings', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toMatchObject({ param: 'model' });
   });
+
+  it("counts a long input exactly against the model's limit: 10,008 characters of English (under 2,500 tokens) fit sim-embed's 8,192", async () => {
+    const english = 'Embeddings map text to vectors, and similar texts land close together. '.repeat(150).slice(0, 10_008);
+    const fits = await api('POST', '/v1/embeddings', { key: account.masterKey, body: { model: 'sim-embed', input: english } });
+    expect(fits.status).toBe(200);
+    expect(fits.body.usage.prompt_tokens).toBeLessThan(2500);
+    const tooLong = await api('POST', '/v1/embeddings', { key: account.masterKey, body: { model: 'sim-embed', input: ['short', english.repeat(6)] } });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'input',
+      message: 'input.1 is longer than the 8192 tokens sim-embed takes per input',
+    });
+  });
 });

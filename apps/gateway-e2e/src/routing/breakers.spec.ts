@@ -66,19 +66,26 @@ describe('routing: circuit breakers', () => {
     expect(after['pool-breaker-a']).toBeGreaterThan(5);
   });
 
-  it('answers 503 with Retry-After without asking the upstream when every route is open, and still lists the model', async () => {
-    // A 429 with Retry-After opens the only route for that long.
+  it("answers 429 with the remaining Retry-After, in either format, when the only route is open after its upstream's 429", async () => {
+    // A 429 with Retry-After opens the only route for that long (too long to wait out within the request).
     await setPool('pool-all-open-only', 'limit', 90);
     try {
       // The upstream's own 429 reaches the client as it is.
       expect((await send('route-all-open')).status).toBe(429);
       const refused = await callsDuring(async () => {
         const response = await send('route-all-open');
-        expect(response.status).toBe(503);
+        expect(response.status).toBe(429);
         const wait = Number(response.headers.get('retry-after'));
         expect(wait).toBeGreaterThan(60);
         expect(wait).toBeLessThanOrEqual(90);
-        expect(response.body.error.message).toMatch(/unavailable/);
+        expect(response.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded', message: expect.stringMatching(/rate limited/) });
+        const messages = await api('POST', '/v1/messages', {
+          key: account.masterKey,
+          body: { model: 'route-all-open', max_tokens: 16, messages: [{ role: 'user', content: 'breaker request in Messages format' }] },
+        });
+        expect(messages.status).toBe(429);
+        expect(Number(messages.headers.get('retry-after'))).toBeGreaterThan(60);
+        expect(messages.body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
       });
       expect(refused).toEqual({});
       const listed = await api('GET', '/v1/models', { key: account.masterKey });
@@ -86,6 +93,38 @@ describe('routing: circuit breakers', () => {
     } finally {
       await setPool('pool-all-open-only', 'ok');
     }
+  });
+
+  it('answers 503 with Retry-After without asking the upstream when the only route is open because it fails', async () => {
+    await setPool('pool-failing-only', 'fail');
+    try {
+      await until(
+        'route-failing-only/only opened',
+        async () => (await routeState('route-failing-only/only')) === OPEN,
+        async () => expect((await send('route-failing-only')).status).toBeGreaterThanOrEqual(500),
+      );
+      const refused = await callsDuring(async () => {
+        const response = await send('route-failing-only');
+        expect(response.status).toBe(503);
+        expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(60);
+        expect(response.body.error.message).toMatch(/unavailable/);
+      });
+      expect(refused).toEqual({});
+    } finally {
+      await setPool('pool-failing-only', 'ok');
+    }
+  });
+
+  it('waits out a single 429 with a short Retry-After on the last route, and serves the request', async () => {
+    await setPool('pool-wait-once', 'limit_once', 1);
+    const calls = await callsDuring(async () => {
+      const response = await send('route-wait-once');
+      expect(response.status).toBe(200);
+      expect(response.body.choices[0].message.content).toEqual(expect.any(String));
+    });
+    // The 429, then the request again once its Retry-After had passed; the route is in rotation again.
+    expect(calls).toEqual({ 'pool-wait-once': 2 });
+    expect(await routeState('route-wait-once/only')).toBe(CLOSED);
   });
 
   describe('with a second router replica', () => {

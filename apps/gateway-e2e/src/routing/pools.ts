@@ -7,7 +7,7 @@ export async function poolCalls(): Promise<Record<string, number>> {
   return (await fetch(`${suiteInfo().fakeOpenAI}/__pools`)).json() as Promise<Record<string, number>>;
 }
 
-export async function setPool(name: string, mode: 'ok' | 'fail' | 'limit', retryAfter?: number): Promise<void> {
+export async function setPool(name: string, mode: 'ok' | 'fail' | 'limit' | 'limit_once', retryAfter?: number): Promise<void> {
   const response = await fetch(`${suiteInfo().fakeOpenAI}/__pools/${encodeURIComponent(name)}`, {
     method: 'PUT',
     body: JSON.stringify({ mode, ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}) }),

@@ -15,6 +15,8 @@ export function routingTestModels(openaiRoute: (upstream: string) => object): Re
     chat('route-shared-start', [pool('a', 'pool-shared-start-a', { breaker: held }), pool('b', 'pool-shared-start-b', { breaker: held })]),
     chat('route-shared-live', [pool('a', 'pool-shared-live-a', { breaker: held }), pool('b', 'pool-shared-live-b', { breaker: held })]),
     chat('route-all-open', [pool('only', 'pool-all-open-only', { breaker: held })]),
+    chat('route-failing-only', [pool('only', 'pool-failing-only', { breaker: held })]),
+    chat('route-wait-once', [pool('only', 'pool-wait-once', { breaker: held })]),
     chat('route-quota', [pool('capped', 'pool-quota-capped', { rpm: 3 }), pool('spill', 'pool-quota-spill', { priority: 1 })]),
     chat('route-quota-all', [pool('one', 'pool-quota-all-one', { rpm: 2 }), pool('two', 'pool-quota-all-two', { rpm: 1 })]),
     // Weights (even equal ones) make the routes one group; without priority or weight they would be ordered fallbacks.

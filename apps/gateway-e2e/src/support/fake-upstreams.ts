@@ -37,8 +37,8 @@
  *
  * Pools (routing tests, see routing/*.spec.ts and video/routing.spec.ts): OpenAI chat and video models named `pool-<anything>` are
  * separate upstreams that answer as `echo` and count their calls. `GET /__pools` returns
- * `{<name>: calls}`; `PUT /__pools/<name>` with `{"mode": "ok" | "fail" | "limit", "retry_after"?: s}`
- * makes it answer normally, HTTP 503, or HTTP 429 with `Retry-After` (when given).
+ * `{<name>: calls}`; `PUT /__pools/<name>` with `{"mode": "ok" | "fail" | "limit" | "limit_once", "retry_after"?: s}`
+ * makes it answer normally, HTTP 503, or HTTP 429 with `Retry-After` (when given): every time, or once.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -95,12 +95,13 @@ export interface FakeUpstreams {
 
 /** Pool upstreams (see the header): calls per name, and how each answers. */
 const poolCalls = new Map<string, number>();
-const poolModes = new Map<string, { mode: 'ok' | 'fail' | 'limit'; retryAfter?: number }>();
+type PoolMode = 'ok' | 'fail' | 'limit' | 'limit_once';
+const poolModes = new Map<string, { mode: PoolMode; retryAfter?: number }>();
 
 function handlePoolControl(method: string, path: string, text: string, response: ServerResponse): void {
   if (method === 'GET') return sendJson(response, 200, Object.fromEntries(poolCalls));
   const name = decodeURIComponent(path.slice('/__pools/'.length));
-  const body = JSON.parse(text || '{}') as { mode?: 'ok' | 'fail' | 'limit'; retry_after?: number };
+  const body = JSON.parse(text || '{}') as { mode?: PoolMode; retry_after?: number };
   poolModes.set(name, { mode: body.mode ?? 'ok', retryAfter: body.retry_after });
   sendJson(response, 200, { name, ...poolModes.get(name) });
 }
@@ -110,7 +111,9 @@ function poolFailed(model: string, response: ServerResponse): boolean {
   poolCalls.set(model, (poolCalls.get(model) ?? 0) + 1);
   const { mode, retryAfter } = poolModes.get(model) ?? { mode: 'ok' };
   if (mode === 'fail') sendJson(response, 503, { error: { message: `fake pool ${model} is down`, type: 'server_error' } });
-  else if (mode === 'limit') {
+  else if (mode === 'limit' || mode === 'limit_once') {
+    // limit_once: this one 429, then the pool answers again.
+    if (mode === 'limit_once') poolModes.set(model, { mode: 'ok' });
     const text = JSON.stringify({ error: { message: `fake pool ${model} is rate limited`, type: 'rate_limit_error' } });
     response.writeHead(429, { 'content-type': 'application/json', ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}) });
     response.end(text);

@@ -16,6 +16,12 @@ const CATALOG = ModelCatalog.fromYaml(
     endpoints: [embeddings]
     metadata: { dimensions: 24, max_dimensions: 48 }
     routes: [{ adapter: simulator, upstream_model: sim-embed }]
+  - id: embedder-8k
+    tokens: 8192
+    pricing: { input: 0.02, output: 0 }
+    endpoints: [embeddings]
+    metadata: { dimensions: 24 }
+    routes: [{ adapter: simulator, upstream_model: sim-embed }]
 `,
   {},
   () => undefined,
@@ -62,8 +68,17 @@ describe('EmbeddingsService', () => {
     const reply = await embed({ input: ['fine', 'word '.repeat(40)] });
     expect(reply).toMatchObject({
       status: 400,
-      body: { error: { param: 'input', message: expect.stringMatching(/^input\.1 has \d+ tokens; embedder takes at most 16/) } },
+      body: { error: { param: 'input', message: 'input.1 is longer than the 16 tokens embedder takes per input' } },
     });
     expect(events.at(-1)).toMatchObject({ status: 'error' });
+  });
+
+  it('counts a long input exactly before refusing it: 10,008 characters of English fit 8,192 tokens', async () => {
+    const english = 'Embeddings map text to vectors, and similar texts land close together. '.repeat(150).slice(0, 10_008);
+    expect((await embed({ model: 'embedder-8k', input: english })).status).toBe(200);
+    expect(await embed({ model: 'embedder-8k', input: english.repeat(6) })).toMatchObject({
+      status: 400,
+      body: { error: { param: 'input', message: 'input is longer than the 8192 tokens embedder-8k takes per input' } },
+    });
   });
 });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EmbeddingsRequest, ErrorCode, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
 import type { CatalogModel } from '@gateway/catalog';
 import type { EmbeddingRequest } from '@gateway/canonical';
-import { countTextsTokens, DomainError } from '@gateway/platform';
+import { countTextsTokens, countTextTokensUpTo, DomainError } from '@gateway/platform';
 import { MediaCalls } from '../media/media-call';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { encodeEmbedding } from './embedding-encoding';
@@ -64,25 +64,35 @@ export class EmbeddingsService {
     });
   }
 
-  /** Each input within the model's context (`tokens`), all of them within the request limit; returns the total. */
+  /**
+   * Each input within the model's context (`tokens`), all of them within the request limit;
+   * returns their tokens. The bounded estimate is an upper bound (it counts bytes past its budget),
+   * so an input whose estimate passes a limit is counted exactly, up to that limit, before it is refused.
+   */
   private checkInputs(model: CatalogModel, inputs: string[]): number {
-    const perInput = model.config.tokens;
-    let total = 0;
-    for (const [index, tokens] of countTextsTokens(inputs).entries()) {
-      if (perInput !== undefined && tokens > perInput) {
+    const perInput = model.config.tokens ?? Number.POSITIVE_INFINITY;
+    const estimates = countTextsTokens(inputs);
+    const counted = inputs.map((input, index) => {
+      if (estimates[index] <= perInput) return estimates[index];
+      const tokens = countTextTokensUpTo(input, perInput);
+      if (tokens === undefined) {
         const name = inputs.length === 1 ? 'input' : `input.${index}`;
-        throw new DomainError(ErrorCode.InvalidRequest, `${name} has ${tokens} tokens; ${model.config.id} takes at most ${perInput} per input`, 'input');
+        throw new DomainError(ErrorCode.InvalidRequest, `${name} is longer than the ${perInput} tokens ${model.config.id} takes per input`, 'input');
       }
-      total += tokens;
+      return tokens;
+    });
+    const limit = MediaLimits.embeddingTotalTokens;
+    const total = counted.reduce((sum, tokens) => sum + tokens, 0);
+    if (total <= limit) return total;
+    let exactTotal = 0;
+    for (const input of inputs) {
+      const tokens = countTextTokensUpTo(input, limit - exactTotal);
+      if (tokens === undefined) {
+        throw new DomainError(ErrorCode.InvalidRequest, `input is longer than ${limit} tokens in all, the most one request may carry`, 'input');
+      }
+      exactTotal += tokens;
     }
-    if (total > MediaLimits.embeddingTotalTokens) {
-      throw new DomainError(
-        ErrorCode.InvalidRequest,
-        `input has ${total} tokens in all; one request may carry at most ${MediaLimits.embeddingTotalTokens}`,
-        'input',
-      );
-    }
-    return total;
+    return exactTotal;
   }
 
   private dimensionsFor(model: CatalogModel, requested: number | undefined): number | undefined {

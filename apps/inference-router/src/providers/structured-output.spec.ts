@@ -267,6 +267,65 @@ describe('structured output → the simulator', () => {
     expect(() => JSON.parse(prose.text)).toThrow();
   });
 
+  describe('json_object mode with the schema in the prompt (clients without structured outputs)', () => {
+    const forecast = {
+      type: 'object',
+      properties: {
+        city: { type: 'string' },
+        temperature: { type: 'number' },
+        days: {
+          type: 'array',
+          items: { type: 'object', properties: { day: { type: 'string', format: 'date' }, rain: { type: 'boolean' } }, required: ['day', 'rain'] },
+        },
+        unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+        note: { type: 'string' },
+      },
+      required: ['city', 'temperature', 'days', 'unit'],
+      additionalProperties: false,
+      $schema: 'http://json-schema.org/draft-07/schema#',
+    };
+    const validate = ajv.compile({ ...forecast, $schema: undefined });
+    // What the AI SDK's injectJsonInstruction writes into the system message.
+    const injected = `JSON schema:\n${JSON.stringify(forecast)}\nYou MUST answer with a JSON object that matches the JSON schema above.`;
+
+    it.each([
+      ['the system prompt, as the AI SDK injects it', { system: injected }],
+      [
+        'a system message after a prompt of its own',
+        {
+          messages: [
+            { role: 'system' as const, content: `Be brief.\n\n${injected}` },
+            { role: 'user' as const, content: [{ type: 'text' as const, text: 'Forecast for Oslo' }] },
+          ],
+        },
+      ],
+      [
+        'a line of a user message',
+        {
+          messages: [
+            {
+              role: 'user' as const,
+              content: [{ type: 'text' as const, text: `Answer with JSON valid against:\n${JSON.stringify(forecast, null, 2)}\nThanks.` }],
+            },
+          ],
+        },
+      ],
+    ])('answers an object valid against the schema in %s, with its required properties only', async (_where, overrides) => {
+      const complete = await simulator.complete(route, withFormat(jsonObject, overrides), signal());
+      const parsed = JSON.parse(complete.text) as Record<string, unknown>;
+      expect(validate.errors ?? validate(parsed)).toBe(true);
+      expect(Object.keys(parsed).sort()).toEqual(['city', 'days', 'temperature', 'unit']);
+      expect(parsed['unit']).toBe('celsius');
+      const streamed = await collect(simulator.stream(route, withFormat(jsonObject, { ...overrides, stream: true }), signal()));
+      expect(textOf(streamed)).toBe(complete.text);
+    });
+
+    it('wraps the prose in an object when the prompt holds no schema (JSON that is not a schema does not count)', async () => {
+      const request = withFormat(jsonObject, { messages: [{ role: 'user', content: [{ type: 'text', text: 'Echo this:\n{"city": "Paris"}' }] }] });
+      expect(JSON.parse((await simulator.complete(route, request, signal())).text)).toEqual({ answer: expect.any(String) });
+    });
+  });
+
   it('still calls a tool the user asks for, with the format applying to the answer after it', async () => {
     const request = withFormat(jsonSchema, { tools: [weatherTool], messages: [{ role: 'user', content: [{ type: 'text', text: 'use get_weather' }] }] });
     expect((await simulator.complete(route, request, signal())).toolCalls).toHaveLength(1);

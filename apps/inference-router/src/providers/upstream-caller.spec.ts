@@ -95,3 +95,65 @@ describe('UpstreamCaller metrics', () => {
     expect(upstreamDomainError(refused).message).not.toContain('sk-');
   });
 });
+
+describe('UpstreamCaller: upstream rate limits', () => {
+  const quick = { failures: 1, windowMs: 30_000, cooldownMs: 30_000 };
+  const only: ResolvedRoute[] = [{ adapter: 'simulator', upstream_model: 'sim', ...routing(0), label: 'rl/only', breakerPolicy: quick }];
+  const caller = () => new UpstreamCaller({ simulator: adapter, openai: adapter }, { attemptsPerRoute: 2, baseDelayMs: 0, retryAfterMaxWaitMs: 1000 });
+  const signal = () => new AbortController().signal;
+
+  it('waits out a short Retry-After on the last route and tries it once more', async () => {
+    let calls = 0;
+    const served = await caller().withFallback(only, signal(), async () => {
+      if (++calls === 1) throw UpstreamError.fromStatus(429, 'slow down', undefined, 0.05);
+      return 'answer';
+    });
+    expect(served.result).toBe('answer');
+    expect(calls).toBe(2);
+  });
+
+  it('falls back at once when another route is left, and does not wait past the bound', async () => {
+    const routes: ResolvedRoute[] = [
+      { adapter: 'openai', base_url: 'http://upstream.invalid/v1', upstream_model: 'gpt-x', ...routing(0), label: 'rl2/a' },
+      { adapter: 'simulator', upstream_model: 'sim', ...routing(1), label: 'rl2/b' },
+    ];
+    const calls: string[] = [];
+    const served = await caller().withFallback(routes, signal(), async (_adapter, route) => {
+      calls.push(route.adapter);
+      if (route.adapter === 'openai') throw UpstreamError.fromStatus(429, 'slow down', undefined, 0.5);
+      return 'answer';
+    });
+    expect(served.result).toBe('answer');
+    expect(calls).toEqual(['openai', 'simulator']);
+    let tries = 0;
+    await expect(
+      caller().withFallback(
+        only.map((route) => ({ ...route, label: 'rl3/only' })),
+        signal(),
+        async () => {
+          tries++;
+          throw UpstreamError.fromStatus(429, 'slow down', undefined, 30);
+        },
+      ),
+    ).rejects.toMatchObject({ status: 429, retryAfterSeconds: 30 });
+    expect(tries).toBe(1);
+  });
+
+  it('answers 429 with the remaining wait while a 429 keeps the only route open, 503 while failures do', async () => {
+    const upstream = caller();
+    const limited = only.map((route) => ({ ...route, label: 'rl4/only' }));
+    await expect(
+      upstream.withFallback(limited, signal(), async () => Promise.reject(UpstreamError.fromStatus(429, 'slow down', undefined, 30))),
+    ).rejects.toThrow();
+    const refused = await upstream.withFallback(limited, signal(), async () => 'never').catch((error: unknown) => error);
+    expect(upstreamOrDomain(refused)).toMatchObject({ status: 429, code: 'rate_limit_exceeded', retryAfterSeconds: 30 });
+    const failing = only.map((route) => ({ ...route, label: 'rl5/only' }));
+    await expect(upstream.withFallback(failing, signal(), async () => Promise.reject(UpstreamError.fromStatus(500, 'down')))).rejects.toThrow('down');
+    const unavailable = await upstream.withFallback(failing, signal(), async () => 'never').catch((error: unknown) => error);
+    expect(upstreamOrDomain(unavailable)).toMatchObject({ status: 503, code: 'service_unavailable' });
+  });
+});
+
+function upstreamOrDomain(error: unknown): unknown {
+  return error instanceof UpstreamError ? upstreamDomainError(error) : error;
+}

@@ -12,6 +12,12 @@ export interface RetryPolicy {
   /** Attempts per route before falling back to the next one. */
   attemptsPerRoute: number;
   baseDelayMs: number;
+  /**
+   * A 429 whose Retry-After is at most this long, from the last route of a request's plan, is
+   * waited out and tried once more within the request (UPSTREAM_RETRY_AFTER_MAX_WAIT_MS). 0 or
+   * absent: never waited.
+   */
+  retryAfterMaxWaitMs?: number;
 }
 
 /** How one call picks among a model's routes (see `routePlan`). */
@@ -66,8 +72,10 @@ export function isProviderFailure(error: unknown): boolean {
  * exponential backoff (unless they open the route's breaker), then the next route is tried; a 401
  * or 403 (the provider refusing the gateway's key) goes to the next route at once; any other 4xx is
  * the caller's problem and is returned at once. Every skipped route and attempt feeds the route
- * metrics and breakers. When every route was skipped, a 429 (some at quota) or 503 (all open) with
- * the shortest wait as Retry-After. `attempt` must
+ * metrics and breakers. A 429 with a short Retry-After from the last usable route of the plan is waited
+ * out and tried once more (`RetryPolicy.retryAfterMaxWaitMs`). When every route was skipped, a
+ * 429 (some rate-limited: at quota, or open after a 429 with Retry-After) or 503 (all open after
+ * failures) with the shortest wait as Retry-After. `attempt` must
  * not have produced output when it fails (streams fall back only before their first event).
  */
 @Injectable()
@@ -107,7 +115,11 @@ export class UpstreamCaller {
     let attempted = false;
     const skipped = new SkippedRoutes();
     const tokens = () => (typeof options.tokens === 'function' ? options.tokens() : (options.tokens ?? 0));
-    for (const group of routePlan(routes, options.affinity)) {
+    const plan = routePlan(routes, options.affinity);
+    const ordered = plan.flat();
+    // Checked when a route answers 429: the routes after it whose breakers are open would be skipped.
+    const noneLeftAfter = (route: ResolvedRoute) => ordered.slice(ordered.indexOf(route) + 1).every((later) => this.breakers.state(later.label) === 'open');
+    for (const group of plan) {
       for (const resolved of group) {
         if (signal.aborted) throw lastError ?? new UpstreamError(0, 'cancelled', false);
         const entry = await enterRoute(this.breakers, resolved, () => this.quotas.acquire(resolved, tokens()));
@@ -122,7 +134,7 @@ export class UpstreamCaller {
         const route = toUpstreamRoute(resolved);
         let held = false;
         try {
-          const served = await this.tryRoute(resolved, route, admission, signal, attempt, model);
+          const served = await this.tryRoute(resolved, route, admission, signal, attempt, model, () => noneLeftAfter(resolved));
           if (served.ok) {
             held = options.holdSlot === true;
             return { result: served.result, route, release: held ? quota.release : () => undefined };
@@ -135,12 +147,13 @@ export class UpstreamCaller {
     }
     if (!attempted && lastError === undefined) {
       const seconds = skipped.retryAfterSeconds;
-      // At a provider quota: the provider keys' rate limits, a 429. Every route's breaker open: the
-      // upstreams are failing, a 503. Either way no upstream was asked, and Retry-After says when to.
-      if (skipped.atQuota) {
+      // At a provider quota, or open after the upstream's 429 with Retry-After: the provider's rate
+      // limits, a 429. Every route's breaker open after failures: the upstreams are failing, a 503.
+      // Either way no upstream was asked, and Retry-After says when to.
+      if (skipped.rateLimited) {
         throw new DomainError(
           ErrorCode.RateLimited,
-          `Every upstream route of '${model}' is unavailable or at its provider quota right now; retry in ${seconds} s`,
+          `Every upstream route of '${model}' is rate limited or at its provider quota right now; retry in ${seconds} s`,
           undefined,
           { retryAfterSeconds: seconds },
         );
@@ -166,9 +179,11 @@ export class UpstreamCaller {
     signal: AbortSignal,
     attempt: (adapter: ProviderAdapter, route: UpstreamRoute) => Promise<T>,
     model: string,
+    noRouteLeft: () => boolean,
   ): Promise<{ ok: true; result: T } | { ok: false; error: unknown }> {
     // A half-open route gets one request: its verdict.
-    const attempts = admission.kind === 'probe' ? 1 : this.policy.attemptsPerRoute;
+    let attempts = admission.kind === 'probe' ? 1 : this.policy.attemptsPerRoute;
+    let waitedOut = false;
     let lastError: unknown;
     for (let n = 0; n < attempts; n++) {
       if (signal.aborted) {
@@ -204,11 +219,27 @@ export class UpstreamCaller {
         }
         if (!upstream) throw error;
         this.logger.warn(`${route.label} (${route.adapter} ${route.upstreamModel}) failed (${upstream.status || 'network'}): ${upstream.message}`);
+        const waitMs = waitedOut ? undefined : this.shortRetryAfterMs(upstream);
+        if (waitMs !== undefined && noRouteLeft()) {
+          // No route is left to fall back to, and the upstream says when it takes requests again:
+          // waiting that long serves the request, where giving up would hand the client the same wait.
+          waitedOut = true;
+          attempts = n + 2;
+          await sleep(waitMs, signal);
+          continue;
+        }
         if (opened) return { ok: false, error };
         if (n + 1 < attempts) await sleep(this.policy.baseDelayMs * 2 ** n, signal);
       }
     }
     return { ok: false, error: lastError };
+  }
+
+  /** A 429's Retry-After in ms when it is within `retryAfterMaxWaitMs`, else undefined. */
+  private shortRetryAfterMs(error: UpstreamError): number | undefined {
+    if (error.status !== 429 || error.retryAfterSeconds === undefined) return undefined;
+    const waitMs = Math.max(0, error.retryAfterSeconds * 1000);
+    return waitMs <= (this.policy.retryAfterMaxWaitMs ?? 0) ? waitMs : undefined;
   }
 
   /** A stream that failed after its first event (so after `withFallback` returned): an upstream error and a breaker failure. */

@@ -61,7 +61,7 @@ describe('routing in the upstream caller (per-process breakers)', () => {
     expect(breakers.state('m/a')).toBe('closed');
   });
 
-  it("opens a route for a 429's Retry-After, and answers 503 with Retry-After when every route is out", async () => {
+  it("opens a route for a 429's Retry-After, and answers 429 (a rate limit, not an outage) with what remains of it", async () => {
     const { caller, breakers } = setup();
     const routes = [route('only')];
     const limited = () =>
@@ -70,7 +70,7 @@ describe('routing in the upstream caller (per-process breakers)', () => {
     expect(breakers.state('m/only')).toBe('open');
     const refused = await limited().catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(DomainError);
-    expect((refused as DomainError).status).toBe(503);
+    expect((refused as DomainError).status).toBe(429);
     expect((refused as DomainError).retryAfterSeconds).toBeGreaterThanOrEqual(6);
     expect((refused as DomainError).retryAfterSeconds).toBeLessThanOrEqual(7);
   });

@@ -128,8 +128,8 @@ export class VideoGenerationService {
     if (failure) throw failure;
     if (order.length === 0) throw new VideoJobError('model_not_found', `Model '${data.model}' has no route left to try`, false);
     const seconds = skipped.retryAfterSeconds;
-    throw skipped.atQuota
-      ? new VideoJobError('rate_limited', `Every upstream route of '${data.model}' is unavailable or at its provider quota; retry in ${seconds} s`, true)
+    throw skipped.rateLimited
+      ? new VideoJobError('rate_limited', `Every upstream route of '${data.model}' is rate limited or at its provider quota; retry in ${seconds} s`, true)
       : new VideoJobError(
           'upstream_unavailable',
           `Every upstream route of '${data.model}' is unavailable right now (failing upstreams are out of rotation); retry in ${seconds} s`,

@@ -35,15 +35,29 @@ function mentions(text: string, name: string): boolean {
   return new RegExp(`(^|[^A-Za-z0-9_])${escaped}($|[^A-Za-z0-9_])`, 'i').test(text);
 }
 
-/** A JSON object matching the schema's `properties`, with deterministic sample values. */
+/**
+ * Tool arguments: a JSON object with the schema's required properties only, with deterministic
+ * values of the declared types. Real tools treat an optional argument as a request (Claude Code's
+ * `Read` with `pages` reads a PDF's pages), so none is sent that the schema does not require.
+ */
 export function sampleArguments(schema: Record<string, unknown>): Record<string, unknown> {
-  const value = sampleJson(schema);
+  const value = sampleJson(schema, { requiredOnly: true });
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+export interface SampleOptions {
+  /** Objects get their `required` properties only (at every depth), else every declared property. */
+  requiredOnly?: boolean;
+}
+
 /** A deterministic value valid against `schema` (any root type), `$ref`s resolved within it. */
-export function sampleJson(schema: Record<string, unknown>): unknown {
-  return sampleValue(schema, 'value', 0, schema);
+export function sampleJson(schema: Record<string, unknown>, options: SampleOptions = {}): unknown {
+  return sampleValue(schema, 'value', 0, { root: schema, requiredOnly: options.requiredOnly === true });
+}
+
+interface SampleContext {
+  root: Record<string, unknown>;
+  requiredOnly: boolean;
 }
 
 /** Depth limit: schemas can be recursive, and sample data does not need to go deep. */
@@ -51,32 +65,33 @@ const MAX_DEPTH = 6;
 
 /**
  * A sample value for one JSON-schema node: `const`, then the first `enum` value, then `default`,
- * then by type — strings `sample <name>` (or a value fitting `format`), integers from a hash of
- * the property name kept within minimum/maximum, booleans true, arrays of one item.
+ * then by type — strings `sample <name>` (or a value fitting `format`), numbers whole (from a hash
+ * of the property name, kept within the bounds: a parser that wants an integer for a `number`
+ * still takes it), booleans true, arrays of one item, objects recursively.
  */
-function sampleValue(node: Record<string, unknown>, name: string, depth: number, root: Record<string, unknown>): unknown {
-  const schema = depth < MAX_DEPTH ? resolved(node, root) : node;
+function sampleValue(node: Record<string, unknown>, name: string, depth: number, context: SampleContext): unknown {
+  const schema = depth < MAX_DEPTH ? resolved(node, context.root) : node;
   if ('const' in schema) return schema['const'];
   if (Array.isArray(schema['enum']) && schema['enum'].length > 0) return schema['enum'][0];
   if (schema['default'] !== undefined) return schema['default'];
   const variants = schema['anyOf'] ?? schema['oneOf'];
-  if (Array.isArray(variants) && variants.length > 0) return sampleValue(asSchema(variants[0]), name, depth + 1, root);
+  if (Array.isArray(variants) && variants.length > 0) return sampleValue(asSchema(variants[0]), name, depth + 1, context);
   switch (schemaType(schema)) {
     case 'string':
       return sampleString(schema, name);
     case 'integer':
-      return sampleNumber(schema, name, 0);
+      return sampleNumber(schema, name, true);
     case 'number':
-      return sampleNumber(schema, name, 0.5);
+      return sampleNumber(schema, name, false);
     case 'boolean':
       return true;
     case 'null':
       return null;
     case 'array':
-      return depth >= MAX_DEPTH ? [] : sampleArray(schema, name, depth, root);
+      return depth >= MAX_DEPTH ? [] : sampleArray(schema, name, depth, context);
     case 'object':
     default:
-      return depth >= MAX_DEPTH ? {} : sampleObject(schema, depth, root);
+      return depth >= MAX_DEPTH ? {} : sampleObject(schema, depth, context);
   }
 }
 
@@ -108,20 +123,22 @@ function pointer(root: Record<string, unknown>, ref: string): Record<string, unk
 }
 
 /** `prefixItems` each, then `items` up to `minItems` (at least one unless `maxItems` is 0). */
-function sampleArray(schema: Record<string, unknown>, name: string, depth: number, root: Record<string, unknown>): unknown[] {
-  const prefix = Array.isArray(schema['prefixItems']) ? schema['prefixItems'].map((item) => sampleValue(asSchema(item), name, depth + 1, root)) : [];
+function sampleArray(schema: Record<string, unknown>, name: string, depth: number, context: SampleContext): unknown[] {
+  const prefix = Array.isArray(schema['prefixItems']) ? schema['prefixItems'].map((item) => sampleValue(asSchema(item), name, depth + 1, context)) : [];
   const minItems = typeof schema['minItems'] === 'number' ? Math.min(schema['minItems'], 100) : 1;
   const maxItems = typeof schema['maxItems'] === 'number' ? schema['maxItems'] : Infinity;
   const count = Math.min(Math.max(minItems, prefix.length === 0 ? 1 : 0), maxItems) - prefix.length;
   const items =
-    schema['items'] === false ? [] : Array.from({ length: Math.max(0, count) }, () => sampleValue(asSchema(schema['items']), name, depth + 1, root));
+    schema['items'] === false ? [] : Array.from({ length: Math.max(0, count) }, () => sampleValue(asSchema(schema['items']), name, depth + 1, context));
   return [...prefix, ...items];
 }
 
-function sampleObject(schema: Record<string, unknown>, depth: number, root: Record<string, unknown>): Record<string, unknown> {
+function sampleObject(schema: Record<string, unknown>, depth: number, context: SampleContext): Record<string, unknown> {
   const properties = asSchema(schema['properties']);
+  const required = Array.isArray(schema['required']) ? schema['required'].filter((key): key is string => typeof key === 'string') : [];
+  const keys = context.requiredOnly ? required : [...new Set([...Object.keys(properties), ...required])];
   const result: Record<string, unknown> = {};
-  for (const [key, property] of Object.entries(properties)) result[key] = sampleValue(asSchema(property), key, depth + 1, root);
+  for (const key of keys) result[key] = sampleValue(asSchema(properties[key]), key, depth + 1, context);
   return result;
 }
 
@@ -141,6 +158,12 @@ const FORMAT_SAMPLES: Record<string, string> = {
   uri: 'https://example.com',
   url: 'https://example.com',
   uuid: '00000000-0000-4000-8000-000000000000',
+  hostname: 'example.com',
+  ipv4: '192.0.2.1',
+  ipv6: '2001:db8::1',
+  'uri-reference': '/',
+  duration: 'PT1M',
+  regex: '.*',
 };
 
 function sampleString(schema: Record<string, unknown>, name: string): string {
@@ -153,18 +176,33 @@ function sampleString(schema: Record<string, unknown>, name: string): string {
   return value;
 }
 
-function sampleNumber(schema: Record<string, unknown>, name: string, fraction: number): number {
-  const integer = fraction === 0;
-  let value = (hash32(name) % 100) + 1 + fraction;
-  const step = integer ? 1 : 0.5;
-  const bound = (key: string): number | undefined => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
-  const minimum = bound('minimum') ?? (bound('exclusiveMinimum') !== undefined ? (bound('exclusiveMinimum') as number) + step : undefined);
-  const maximum = bound('maximum') ?? (bound('exclusiveMaximum') !== undefined ? (bound('exclusiveMaximum') as number) - step : undefined);
+/**
+ * A whole number within the bounds (stepped to `multipleOf`); a `number` whose bounds hold no whole
+ * number gets their midpoint.
+ */
+function sampleNumber(schema: Record<string, unknown>, name: string, integer: boolean): number {
+  const bound = (key: string): number | undefined => (typeof schema[key] === 'number' && Number.isFinite(schema[key]) ? (schema[key] as number) : undefined);
+  const minimum = bound('minimum');
+  const maximum = bound('maximum');
+  const exclusiveMinimum = bound('exclusiveMinimum');
+  const exclusiveMaximum = bound('exclusiveMaximum');
+  const low = Math.ceil(Math.max(minimum ?? -Infinity, exclusiveMinimum !== undefined ? Math.floor(exclusiveMinimum) + 1 : -Infinity));
+  const high = Math.floor(Math.min(maximum ?? Infinity, exclusiveMaximum !== undefined ? Math.ceil(exclusiveMaximum) - 1 : Infinity));
   const multipleOf = bound('multipleOf');
-  if (multipleOf !== undefined && multipleOf > 0) value = Math.ceil(value / multipleOf) * multipleOf;
-  if (maximum !== undefined && value > maximum) value = multipleOf ? Math.floor(maximum / multipleOf) * multipleOf : maximum;
-  if (minimum !== undefined && value < minimum) value = multipleOf ? Math.ceil(minimum / multipleOf) * multipleOf : minimum;
-  return integer ? Math.round(value) : value;
+  let value = (hash32(name) % 100) + 1;
+  if (multipleOf !== undefined && multipleOf > 0) {
+    value = Math.ceil(value / multipleOf) * multipleOf;
+    if (value > high) value = Math.floor(high / multipleOf) * multipleOf;
+    if (value < low) value = Math.ceil(low / multipleOf) * multipleOf;
+  } else {
+    value = Math.min(Math.max(value, low), high);
+  }
+  if (!integer && low > high) {
+    const lower = minimum ?? exclusiveMinimum ?? 0;
+    const upper = maximum ?? exclusiveMaximum ?? lower + 1;
+    value = (lower + upper) / 2;
+  }
+  return value;
 }
 
 function asSchema(value: unknown): Record<string, unknown> {

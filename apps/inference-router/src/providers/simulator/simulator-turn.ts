@@ -3,6 +3,7 @@ import { countOutputTokens, countPromptTokens, countTokens, splitTokenPieces, ty
 import { simulateDecisionTurn } from './simulator-decision';
 import { pieceLogprobs } from './simulator-logprobs';
 import { hash32, hashHex, randomInt, seededRandom } from './simulator-random';
+import { schemaInPrompt } from './simulator-prompt-schema';
 import { quote, sentences } from './simulator-text';
 import { chooseToolCalls, sampleJson } from './simulator-tools';
 
@@ -67,11 +68,17 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
   return turn;
 }
 
-/** A JSON reply when the request asks for one: a sample valid against the schema, or the prose wrapped in an object. */
+/**
+ * A JSON reply when the request asks for one: a sample valid against the schema — the format's,
+ * or in `json_object` mode the one its prompt gives (its required properties) — else the prose
+ * wrapped in an object.
+ */
 function formattedReply(request: CanonicalRequest, prose: string): string {
   const format = request.responseFormat;
   if (!format) return prose;
-  return JSON.stringify(format.type === 'json_schema' ? sampleJson(format.schema) : { answer: prose });
+  if (format.type === 'json_schema') return JSON.stringify(sampleJson(format.schema));
+  const prompted = schemaInPrompt(request);
+  return JSON.stringify(prompted ? sampleJson(prompted, { requiredOnly: true }) : { answer: prose });
 }
 
 export function joinPieces(pieces: TokenPiece[]): string {

@@ -126,7 +126,10 @@ describe('SimulatorAdapter', () => {
     const ask = (text: string, extra: Partial<CanonicalRequest> = {}) =>
       complete(
         canonicalRequest({
-          tools: [weatherTool, { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', format: 'date-time' } } } }],
+          tools: [
+            weatherTool,
+            { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', format: 'date-time' } }, required: ['zone'] } },
+          ],
           messages: [userText(text)],
           ...extra,
         }),
@@ -138,9 +141,8 @@ describe('SimulatorAdapter', () => {
       expect(response.toolCalls).toHaveLength(1);
       expect(response.toolCalls[0]).toMatchObject({ id: expect.stringMatching(/^call_sim_[0-9a-f]{8}$/), name: 'get_weather' });
       const args = JSON.parse(response.toolCalls[0].arguments) as Record<string, unknown>;
-      expect(args).toEqual({ city: 'sample city', unit: 'celsius', days: expect.any(Number) });
-      expect(args['days']).toBeGreaterThanOrEqual(1);
-      expect(args['days']).toBeLessThanOrEqual(7);
+      // Only what the schema requires: city (unit and days are optional).
+      expect(args).toEqual({ city: 'sample city' });
       expect(response.usage.outputTokens).toBe(tokens(response.text) + tokens('get_weather') + tokens(response.toolCalls[0].arguments));
       expect(stable(await ask('Please use a tool to check Paris'))).toEqual(stable(response));
     });
@@ -150,6 +152,50 @@ describe('SimulatorAdapter', () => {
       expect(JSON.parse((await ask('get_time now')).toolCalls[0].arguments)).toEqual({ zone: '2025-01-01T00:00:00Z' });
       expect((await ask('Hello', { toolChoice: 'required' })).toolCalls.map((call) => call.name)).toEqual(['get_weather']);
       expect((await ask('Hello', { toolChoice: { name: 'get_time' } })).toolCalls.map((call) => call.name)).toEqual(['get_time']);
+    });
+
+    it("fills a tool's required arguments only, each of its declared type, nested ones too", async () => {
+      // Shaped after Claude Code's Read and Codex's exec_command, whose tools refuse a sample `pages` or a fractional number.
+      const read = {
+        name: 'Read',
+        parameters: {
+          type: 'object',
+          properties: { file_path: { type: 'string' }, offset: { type: 'number' }, limit: { type: 'number' }, pages: { type: 'string' } },
+          required: ['file_path'],
+          additionalProperties: false,
+        },
+      };
+      const exec = {
+        name: 'exec_command',
+        parameters: {
+          type: 'object',
+          properties: {
+            cmd: { type: 'string' },
+            yield_time_ms: { type: 'number' },
+            max_output_tokens: { type: 'integer', minimum: 1 },
+            sandbox: { type: 'string', enum: ['read-only', 'workspace-write'] },
+            env: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } }, required: ['name'] },
+            paths: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, mode: { type: 'integer' } }, required: ['path'] } },
+            justification: { type: 'string' },
+          },
+          required: ['cmd', 'yield_time_ms', 'max_output_tokens', 'sandbox', 'env', 'paths'],
+        },
+      };
+      const call = async (tool: { name: string; parameters: Record<string, unknown> }) =>
+        JSON.parse((await complete(canonicalRequest({ tools: [tool], toolChoice: { name: tool.name }, messages: [userText('go')] }))).toolCalls[0].arguments);
+      expect(await call(read)).toEqual({ file_path: 'sample file_path' });
+      const args = await call(exec);
+      expect(args).toEqual({
+        cmd: 'sample cmd',
+        yield_time_ms: expect.any(Number),
+        max_output_tokens: expect.any(Number),
+        sandbox: 'read-only',
+        env: { name: 'sample name' },
+        paths: [{ path: 'sample path' }],
+      });
+      expect(Number.isInteger(args.yield_time_ms)).toBe(true);
+      expect(Number.isInteger(args.max_output_tokens)).toBe(true);
+      expect(args.max_output_tokens).toBeGreaterThanOrEqual(1);
     });
 
     it('does not call tools unless asked, or when tool choice is none', async () => {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
+import { countTextTokensUpTo } from '@gateway/platform';
 import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../provider-adapter';
-import { countTextsTokens, splitTokenPieces } from '../token-count';
+import { splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
 import { simulatedPng } from './simulator-image';
 import { simulatedModeration } from './simulator-moderation';
@@ -59,13 +60,17 @@ export class SimulatorAdapter implements ProviderAdapter {
     }
   }
 
-  /** Unit-length vectors of the requested size (see `simulatedEmbedding`); tokens counted with gpt-tokenizer. */
+  /**
+   * Unit-length vectors of the requested size (see `simulatedEmbedding`); tokens counted exactly
+   * with gpt-tokenizer, as a real upstream reports them (the router has already held the inputs
+   * to the request's token limit, which bounds the work).
+   */
   async embed(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult> {
     this.beforeMediaCall(route, signal);
     const dimensions = request.dimensions ?? SIMULATOR_DEFAULT_DIMENSIONS;
     return {
       vectors: request.inputs.map((input) => simulatedEmbedding(route.upstreamModel, input, dimensions)),
-      inputTokens: countTextsTokens(request.inputs).reduce((sum, tokens) => sum + tokens, 0),
+      inputTokens: request.inputs.reduce((sum, input) => sum + (countTextTokensUpTo(input, Number.POSITIVE_INFINITY) ?? 0), 0),
     };
   }
 
