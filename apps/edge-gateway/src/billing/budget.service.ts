@@ -131,9 +131,16 @@ export class BudgetService {
     const requestId = String(request.id);
     const reservation = new HeldReservation(() => this.release(principal, requestId));
     request.reservation = reservation;
-    response.once('close', reservation.drop);
-    // Once the response closed, the request's usage event is on its way (or nothing is charged).
-    if (this.recovery) response.once('close', () => this.recovery?.forget(requestId));
+    const recovery = this.recovery;
+    // Once the response closed, the request's usage event is on its way (or nothing is charged):
+    // Redis losing its state from then on needs nothing put back for it (BudgetRecovery).
+    const closed = recovery
+      ? () => {
+          recovery.forget(requestId);
+          void reservation.drop();
+        }
+      : reservation.drop;
+    response.once('close', closed);
   }
 
   /** The relay sends the request on: its reservation is now the relay's to settle or release. True when there is one. */
