@@ -47,7 +47,13 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-const reservation = (requestId: string): RestoredReservation => ({ accountId: 'acct_r', requestId, costNano: 1000, expiresAt: Date.now() + 60_000, keyId: 'key_r' });
+const reservation = (requestId: string): RestoredReservation => ({
+  accountId: 'acct_r',
+  requestId,
+  costNano: 1000,
+  expiresAt: Date.now() + 60_000,
+  keyId: 'key_r',
+});
 
 describe('BudgetRecovery', () => {
   let recovery: BudgetRecovery | undefined;
