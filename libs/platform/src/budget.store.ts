@@ -8,6 +8,7 @@ import type Redis from 'ioredis';
  *   resv:{account}[:total|:expiries]   open reservations on the account (hash, sum, expiry set)
  *   pused:{key}:{window}     the proxy key's spend in its current window (primed, then incremented)
  *   resv:{key}[:total|:expiries]       open reservations on a proxy key
+ *   bal:{account}:late, pused:{key}:{window}:late   settled while the figure was absent (see SETTLE)
  *   budget:generation        present while Redis holds the budget's state (see BudgetStore.warm)
  */
 export const BALANCE_TTL_S = 60;
@@ -142,11 +143,22 @@ return {'ok', 0, requests + 1, tokens + rate_cost}
 `;
 
 /**
+ * How long a settlement made while a cached figure was absent is kept for the next prime: longer
+ * than a prime takes from reading the ledger to writing the figure.
+ */
+const LATE_SETTLEMENT_MS = 15_000;
+
+/**
  * Drops a request's reservations and, for a settled request, moves the cached balance and key
  * spend by its real cost — once: only while the account's reservation is still there, so settling
  * the same request again (a redelivered usage event) changes nothing. Without a reservation (one
  * released or expired) the cached figures catch up when they are next loaded from the ledger.
- * KEYS as RESERVE's; the key's keys are empty strings for a non-proxy key.
+ * A figure that is absent (expired, not primed yet) keeps the cost in its `:late` key for
+ * LATE_SETTLEMENT_MS, and the prime adds it: a prime that read the ledger before this request was
+ * written and writes its figure after this settlement would otherwise leave it out until the figure
+ * next expires (a request counted twice for a minute at worst, never not at all).
+ * KEYS as RESERVE's, 9 the balance's late settlements, 10 the key spend's; the key's keys are
+ * empty strings for a non-proxy key.
  */
 const SETTLE = `
 local function drop(hash, total, expiries, id)
@@ -160,10 +172,33 @@ local function drop(hash, total, expiries, id)
 end
 local reserved = drop(KEYS[2], KEYS[3], KEYS[4], ARGV[1])
 if KEYS[6] ~= '' then drop(KEYS[6], KEYS[7], KEYS[8], ARGV[1]) end
-local cost = tonumber(ARGV[2])
-if reserved and cost > 0 then
-  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECRBY', KEYS[1], cost) end
-  if KEYS[5] ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then redis.call('INCRBY', KEYS[5], cost) end
+local function move(figure, late, op, cost)
+  if redis.call('EXISTS', figure) == 1 then
+    redis.call(op, figure, cost)
+  else
+    redis.call(op, late, cost)
+    redis.call('PEXPIRE', late, ${LATE_SETTLEMENT_MS})
+  end
+end
+if reserved and tonumber(ARGV[2]) > 0 then
+  move(KEYS[1], KEYS[9], 'DECRBY', ARGV[2])
+  if KEYS[5] ~= '' then move(KEYS[5], KEYS[10], 'INCRBY', ARGV[2]) end
+end
+return 1
+`;
+
+/*
+ * Primes a cached figure from the ledger unless it is there, with what was settled while it was
+ * absent (its `:late` key) added: those settlements may have committed after the ledger was read.
+ * KEYS: 1 the figure, 2 its late settlements; ARGV: 1 the ledger's figure, 2 TTL in seconds
+ */
+const PRIME = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+local late = redis.call('GET', KEYS[2])
+if late then
+  redis.call('INCRBY', KEYS[1], late)
+  redis.call('DEL', KEYS[2])
 end
 return 1
 `;
@@ -193,6 +228,8 @@ return 1
 const keys = {
   balance: (accountId: string) => `bal:${accountId}`,
   keySpend: (keyId: string, windowId: string) => `pused:${keyId}:${windowId}`,
+  /** Settlements made while a cached figure was absent, for its next prime (see SETTLE). */
+  late: (figure: string) => `${figure}:late`,
   /** The hash, total and expiry set of the reservations on an account or a key. */
   reservations: (owner: string) => [`resv:${owner}`, `resv:${owner}:total`, `resv:${owner}:expiries`],
 };
@@ -232,6 +269,7 @@ interface BudgetCommands {
   gatewayReserve(...args: string[]): Promise<[string, number]>;
   gatewaySettle(...args: string[]): Promise<number>;
   gatewayRestore(...args: string[]): Promise<number>;
+  gatewayPrime(...args: string[]): Promise<number>;
 }
 
 /** A reservation to put back after Redis lost it (BudgetStore.restore). */
@@ -250,7 +288,8 @@ export class BudgetStore {
   constructor(redis: Redis) {
     redis.defineCommand('gatewayAdmit', { numberOfKeys: 12, lua: ADMIT });
     redis.defineCommand('gatewayReserve', { numberOfKeys: 8, lua: RESERVE });
-    redis.defineCommand('gatewaySettle', { numberOfKeys: 8, lua: SETTLE });
+    redis.defineCommand('gatewaySettle', { numberOfKeys: 10, lua: SETTLE });
+    redis.defineCommand('gatewayPrime', { numberOfKeys: 2, lua: PRIME });
     redis.defineCommand('gatewayRestore', { numberOfKeys: 6, lua: RESTORE });
     this.redis = redis as Redis & BudgetCommands;
   }
@@ -340,11 +379,13 @@ export class BudgetStore {
 
   /** Loads the database's figures when Redis has none (first request, or after the TTL). */
   async primeBalance(accountId: string, creditsNano: number): Promise<void> {
-    await this.redis.set(keys.balance(accountId), String(creditsNano), 'EX', BALANCE_TTL_S, 'NX');
+    const figure = keys.balance(accountId);
+    await this.redis.gatewayPrime(figure, keys.late(figure), String(creditsNano), String(BALANCE_TTL_S));
   }
 
   async primeKeySpend(keyId: string, windowId: string, usedNano: number, ttlSeconds: number): Promise<void> {
-    await this.redis.set(keys.keySpend(keyId, windowId), String(usedNano), 'EX', ttlSeconds, 'NX');
+    const figure = keys.keySpend(keyId, windowId);
+    await this.redis.gatewayPrime(figure, keys.late(figure), String(usedNano), String(ttlSeconds));
   }
 
   /** Drops a reservation whose request will produce no usage event (it never reached the router). */
@@ -384,6 +425,8 @@ function settleArgs({ accountId, requestId, costNano, proxy }: Settlement): stri
     ...keys.reservations(accountId),
     proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : '',
     ...(proxy ? keys.reservations(proxy.keyId) : ['', '', '']),
+    keys.late(keys.balance(accountId)),
+    proxy ? keys.late(keys.keySpend(proxy.keyId, proxy.windowId)) : '',
     requestId,
     String(costNano),
   ];
