@@ -21,6 +21,7 @@ import {
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { RevocationEpochs } from './auth/revocation-epochs';
 import { BudgetService, RESERVATION_TTL_MS } from './billing/budget.service';
+import { BUDGET_PROBE_MS, BudgetRecovery } from './billing/budget-recovery';
 import { parseRateLimits } from './rate-limit/plan-limits';
 import { PLAN_RATE_LIMITS, RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { AUTH_CACHE_OPTIONS, AuthCacheService } from './auth/auth-cache.service';
@@ -116,6 +117,8 @@ export class EdgeModule {
         },
         { provide: BudgetStore, useFactory: (redis: RedisConnection) => new BudgetStore(redis.client), inject: [RedisConnection] },
         BudgetService,
+        { provide: BUDGET_PROBE_MS, useValue: env.BUDGET_PROBE_MS },
+        BudgetRecovery,
         {
           provide: AUTH_CACHE_OPTIONS,
           useValue: {
@@ -126,9 +129,11 @@ export class EdgeModule {
         },
         {
           provide: READINESS_CHECKS,
-          inject: [ServiceClient, RedisConnection],
-          useFactory: (services: ServiceClient, redis: RedisConnection): ReadinessCheck[] => [
+          inject: [ServiceClient, RedisConnection, BudgetRecovery],
+          useFactory: (services: ServiceClient, redis: RedisConnection, recovery: BudgetRecovery): ReadinessCheck[] => [
             { name: 'redis', check: () => redis.isReachable() },
+            // Redis lost the budget's state and it is being rebuilt (metered requests answer 503 meanwhile).
+            { name: 'budget', check: async () => recovery.warm },
             ...(['key-service', 'account-service'] as const).map((service) => ({
               name: service,
               check: async () => (await services.request<{ ready: boolean }>(healthSubject(service), {})).ready,

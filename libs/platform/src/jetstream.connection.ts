@@ -90,6 +90,31 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
     }
   }
 
+  /** The sequence of the last usage event published so far. Rejects when JetStream cannot be asked. */
+  async lastUsageSequence(): Promise<number> {
+    const manager = this.manager;
+    if (!manager) throw new Error('JetStream is not connected yet');
+    return (await manager.streams.info(UsageStream.name)).state.last_seq;
+  }
+
+  /**
+   * Whether metering has written every usage event up to `sequence`: its durable consumer's
+   * acknowledgement floor reached it (an event is acknowledged once the ledger committed), or
+   * nothing is pending at all, or the consumer does not exist (metering never ran on this NATS).
+   * Rejects when JetStream cannot be asked.
+   */
+  async meteringCaughtUp(sequence: number): Promise<boolean> {
+    const manager = this.manager;
+    if (!manager) throw new Error('JetStream is not connected yet');
+    try {
+      const info = await manager.consumers.info(UsageStream.name, UsageStream.meteringConsumer);
+      return info.ack_floor.stream_seq >= sequence || info.num_pending + info.num_ack_pending === 0;
+    } catch (error) {
+      if (/consumer not found/i.test((error as Error).message)) return true;
+      throw error;
+    }
+  }
+
   /** Creates the usage stream unless it exists (idempotent). */
   async ensureUsageStream(): Promise<void> {
     const manager = this.manager;

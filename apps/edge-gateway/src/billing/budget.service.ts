@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AccountBudget, AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Subjects } from '@gateway/contracts';
 import { AdmitGate, AdmitResult, BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, ReserveRequest, ReserveResult, toNano } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
+import { BudgetRecovery } from './budget-recovery';
 
 export const RESERVATION_TTL_MS = Symbol('RESERVATION_TTL_MS');
 /** Now, for the spend windows (injectable in tests). */
@@ -68,6 +69,7 @@ export class BudgetService {
     private readonly services: ServiceClient,
     @Inject(RESERVATION_TTL_MS) private readonly ttlMs: number,
     @Optional() @Inject(BUDGET_CLOCK) clock?: () => Date,
+    @Optional() private readonly recovery?: BudgetRecovery,
   ) {
     this.now = clock ?? (() => new Date());
   }
@@ -75,7 +77,8 @@ export class BudgetService {
   /**
    * One script: the gate (epoch, rate limit) and the reservation, all or nothing. A cold balance or
    * allocation is primed from account-service and the script run once more. The result's refusals
-   * are for the caller to answer (`refusal`), in the gate's order: stale, rate limit, budget.
+   * are for the caller to answer (`refusal`), in the gate's order: Redis lost its state
+   * ('cold-store': BudgetRecovery rebuilds it; nothing is primed meanwhile), stale, rate limit, budget.
    */
   async admit(principal: Principal, requestId: string, worstCaseCredits: number, gate: AdmitGate): Promise<AdmitResult & { costNano: number }> {
     const now = this.now();
@@ -84,6 +87,17 @@ export class BudgetService {
     if (!result.ok && (result.reason === 'cold-balance' || result.reason === 'cold-allocation')) {
       await this.prime(principal, now);
       result = await this.store.admit(request, gate);
+    }
+    if (result.ok) {
+      this.recovery?.track({
+        accountId: request.accountId,
+        requestId,
+        costNano: request.costNano,
+        expiresAt: now.getTime() + this.ttlMs,
+        keyId: request.proxy?.keyId,
+      });
+    } else if (result.reason === 'cold-store') {
+      this.recovery?.lost();
     }
     return { ...result, costNano: request.costNano };
   }
@@ -102,6 +116,12 @@ export class BudgetService {
         `Proxy key allocation exhausted: this request may cost up to ${credits(costNano)} credits and the key has ${credits(result.available)} of its ${principal.proxy?.spendWindow ?? 'lifetime'} allocation left`,
       );
     }
+    if (!result.ok && result.reason === 'cold-store') {
+      return new DomainError(
+        ErrorCode.ServiceUnavailable,
+        'Budgets are being reloaded from the ledger after the budget store lost its state; retry with backoff',
+      );
+    }
     return new DomainError(ErrorCode.ServiceUnavailable, 'The credit balance could not be loaded; retry with backoff');
   }
 
@@ -111,7 +131,16 @@ export class BudgetService {
     const requestId = String(request.id);
     const reservation = new HeldReservation(() => this.release(principal, requestId));
     request.reservation = reservation;
-    response.once('close', reservation.drop);
+    const recovery = this.recovery;
+    // Once the response closed, the request's usage event is on its way (or nothing is charged):
+    // Redis losing its state from then on needs nothing put back for it (BudgetRecovery).
+    const closed = recovery
+      ? () => {
+          recovery.forget(requestId);
+          void reservation.drop();
+        }
+      : reservation.drop;
+    response.once('close', closed);
   }
 
   /** The relay sends the request on: its reservation is now the relay's to settle or release. True when there is one. */
@@ -122,6 +151,7 @@ export class BudgetService {
   }
 
   release(principal: Principal, requestId: string): Promise<void> {
+    this.recovery?.forget(requestId);
     return this.store.release(principal.accountId, requestId, principal.proxy ? principal.keyId : undefined);
   }
 

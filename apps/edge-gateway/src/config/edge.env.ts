@@ -74,6 +74,12 @@ export class EdgeEnv extends WithObjectStoreEnv(BaseEnv) {
   @Min(10_000)
   RESERVATION_TTL_MS: number = 900_000;
 
+  /** How often each replica checks that Redis still holds the budget's state (its generation marker). */
+  @IsInt()
+  @Min(50)
+  @Max(60_000)
+  BUDGET_PROBE_MS: number = 1000;
+
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES: number = 10 * 1024 * 1024;

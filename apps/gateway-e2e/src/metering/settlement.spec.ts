@@ -63,4 +63,24 @@ describe('budget settlement', () => {
       reason: 'allocation',
     });
   });
+
+  it('a settlement made while the cached figures were absent still counts when a prime that read the ledger before it writes after it', async () => {
+    const accountId = `acct_settle_${randomUUID()}`;
+    const proxy = { keyId: `key_${randomUUID()}`, windowId: 'life' };
+    const spend = async () => Number(await redis.get(`pused:${proxy.keyId}:life`));
+    await store.primeBalance(accountId, toNano(100));
+    await store.primeKeySpend(proxy.keyId, proxy.windowId, toNano(1), 60);
+    await store.reserve({ accountId, requestId: 'req_l', costNano: toNano(2), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } });
+    // Both cached figures expire while the request is in flight ...
+    await redis.del(`bal:${accountId}`, `pused:${proxy.keyId}:life`);
+    // ... an edge reads the ledger for its prime (100 credits, 1 spent); the request is written and
+    // settled; then the edge writes what it read.
+    await store.settle(accountId, 'req_l', toNano(2), proxy);
+    await store.primeBalance(accountId, toNano(100));
+    await store.primeKeySpend(proxy.keyId, proxy.windowId, toNano(1), 60);
+    expect({ balance: await balance(accountId), spend: await spend() }).toEqual({ balance: toNano(98), spend: toNano(3) });
+    // A figure primed once is not primed again, nor are the late settlements counted twice.
+    await store.primeKeySpend(proxy.keyId, proxy.windowId, toNano(1), 60);
+    expect(await spend()).toBe(toNano(3));
+  });
 });
