@@ -58,8 +58,6 @@ import { VideoJobsProducer } from './videos/video-jobs.producer';
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
 
-const NEGATIVE_AUTH_TTL_MS = 5_000;
-
 @Module({})
 export class EdgeModule {
   static forRoot(env: EdgeEnv, logger: JsonLoggerService): DynamicModule {
@@ -124,7 +122,6 @@ export class EdgeModule {
           useValue: {
             ttlMs: env.AUTH_CACHE_TTL_SECONDS * 1000,
             maxEntries: env.AUTH_CACHE_MAX_ENTRIES,
-            negativeTtlMs: Math.min(NEGATIVE_AUTH_TTL_MS, env.AUTH_CACHE_TTL_SECONDS * 1000),
           },
         },
         {

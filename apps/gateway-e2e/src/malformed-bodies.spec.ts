@@ -125,6 +125,45 @@ describe('malformed bodies on the key routes', () => {
     expect(typeof JSON.parse(response.body).detail).toBe('string');
   });
 
+  it('says what is wrong with a field: a wrong type as such, a missing field as required (not its length rule)', async () => {
+    const detail = async (route: string, body: unknown) => (await api('POST', route, { key: owner.masterKey, body })).body.detail;
+    expect(await detail('/v1/auth/proxy/create', { name: 'a', allocated_ammount: 1, model_whitelist: [null] })).toBe(
+      'each value in model_whitelist must be a string',
+    );
+    expect(await detail('/v1/auth/proxy/create', { name: 'a', allocated_ammount: 1, model_whitelist: [7] })).toBe(
+      'each value in model_whitelist must be a string',
+    );
+    expect(await detail('/v1/auth/proxy/update', { name: 'a' })).toBe('proxy_key is required');
+    expect(await detail('/v1/auth/proxy/lookup', {})).toBe('proxy_key is required');
+    expect(await detail('/v1/auth/proxy/toggle', { proxy_key: 12 })).toBe('proxy_key must be a string');
+    expect(await detail('/v1/auth/proxy/create', { allocated_ammount: 1 })).toBe('name is required');
+    expect(await detail('/v1/auth/proxy/create', { name: 5, allocated_ammount: 1 })).toBe('name must be a string');
+    expect(await detail('/v1/auth/proxy/create', { name: 'a' })).toBe('allocated_ammount is required');
+    expect(await detail('/v1/auth/proxy/update', { proxy_key: proxyKey, name: null })).toBe('name must be a string');
+    const missing = await api('GET', '/v1/auth/proxy/', { key: owner.masterKey });
+    expect(missing.body.detail).toBe('proxy_key is required');
+  });
+
+  it('a body larger than any valid key body (256 KiB) is refused with 413 unread, not parsed and validated', async () => {
+    const response = await rawExchange(
+      '/v1/auth/proxy/update',
+      { authorization: `Bearer ${owner.masterKey}`, 'content-type': 'application/json', 'content-length': String(300 * 1024) },
+      `{"proxy_key": "${proxyKey}", "model_whitelist": [`,
+    );
+    expect(response.status).toBe(413);
+    expect(typeof JSON.parse(response.body).detail).toBe('string');
+  });
+
+  it('a body over BODY_LIMIT_BYTES on an OpenAI-style route is a 413 with code request_too_large', async () => {
+    const response = await rawExchange(
+      '/v1/chat/completions',
+      { authorization: `Bearer ${owner.masterKey}`, 'content-type': 'application/json', 'content-length': String(11 * 1024 * 1024) },
+      '{"model": "sim-chat", "messages": [',
+    );
+    expect(response.status).toBe(413);
+    expect(JSON.parse(response.body).error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large' });
+  });
+
   it('a legacy path key longer than 256 characters is a 400 naming proxy_key', async () => {
     const response = await api('POST', `/v1/auth/proxy/toggle/${'k'.repeat(300)}`, { key: owner.masterKey });
     expect(response.status).toBe(400);

@@ -11,4 +11,5 @@ export type { WireError } from './common/wire-error';
 export type { ParsedClientRequest, ParseOptions } from './common/parse-common';
 export type { RenderContext } from './common/render-common';
 export type { StreamEncoder } from './common/stream-encoder';
+export { requireBody, requireModel } from './common/validate';
 export { FALLBACK_MAX_OUTPUT, OUTPUT_CAP_FIELDS, requestedOutputCap, reservedOutputCap } from './output-cap';

@@ -52,5 +52,30 @@ export function IsExpiry(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
+/**
+ * Text PostgreSQL can store: no NUL (U+0000) and no unpaired UTF-16 surrogate. Non-strings pass
+ * (the type check refuses them). The edge refuses such text before it gets here; services check it
+ * too, so no other caller can make a write fail with a 500.
+ */
+export function isStorableText(value: unknown): boolean {
+  return typeof value !== 'string' || (!value.includes('\u0000') && !LONE_SURROGATE.test(value));
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isStorableText',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: `${options?.each ? 'each value in ' : ''}${String(propertyName)} must not contain a NUL character or an unpaired UTF-16 surrogate`,
+        ...options,
+      },
+      validator: { validate: (value: unknown) => isStorableText(value) },
+    });
+}
+
 /** Like `@IsOptional()`, but `null` is still validated (and so rejected by the type check). */
 export const IsOptionalNotNull = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);

@@ -29,8 +29,10 @@ const principal = (accountId: string): Principal => ({
 class EpochStore {
   readonly epochs = new Map<string, number>();
   down = false;
+  reads = 0;
 
   async current(accountId: string): Promise<string> {
+    this.reads++;
     if (this.down) throw new Error('Connection is closed.');
     return String(this.epochs.get(accountId) ?? 0);
   }
@@ -40,7 +42,7 @@ class EpochStore {
   }
 }
 
-const OPTIONS = { ttlMs: 60_000, maxEntries: 100, negativeTtlMs: 60_000 };
+const OPTIONS = { ttlMs: 60_000, maxEntries: 100 };
 
 function setup(options = OPTIONS, epochs = new EpochStore()) {
   const stub = new KeyLookupStub();
@@ -158,6 +160,25 @@ describe('AuthCacheService', () => {
     expect(stub.calls).toBe(3);
   });
 
+  it('answers a revoked key by the path of a key never issued: key-service asked each time, no epoch read, nothing cached', async () => {
+    const { stub, cache, epochs } = setup();
+    stub.principals.set(AuthCacheService.hash('ek-gone'), principal('acct_a'));
+    await warm(cache, 'ek-gone');
+    stub.principals.delete(AuthCacheService.hash('ek-gone'));
+    await cache.forgetAccount('acct_a');
+    // The first refusal after the change: this replica still knew the key's account.
+    expect(await cache.authenticate('ek-gone')).toBeNull();
+    const path = async (key: string) => {
+      const [lookups, epochReads] = [stub.calls, epochs.reads];
+      const found = await cache.authenticate(key);
+      return { found, lookups: stub.calls - lookups, epochReads: epochs.reads - epochReads };
+    };
+    const revoked = [await path('ek-gone'), await path('ek-gone'), await path('ek-gone')];
+    const neverIssued = [await path('ek-random-1'), await path('ek-random-2'), await path('ek-random-2')];
+    expect(revoked).toEqual(neverIssued);
+    expect(neverIssued[0]).toEqual({ found: null, lookups: 1, epochReads: 0 });
+  });
+
   it('drops remembered unknown keys named in an event', async () => {
     const { stub, cache } = setup();
     expect(await cache.authenticate('ek-new')).toBeNull();
@@ -181,8 +202,8 @@ describe('AuthCacheService', () => {
   });
 
   it('expires entries after the TTL and evicts the oldest beyond the size bound', async () => {
-    const { stub, cache } = setup({ ttlMs: 1, maxEntries: 2, negativeTtlMs: 1 });
-    const { stub: longStub, cache: longCache } = setup({ ttlMs: 60_000, maxEntries: 2, negativeTtlMs: 1 });
+    const { stub, cache } = setup({ ttlMs: 1, maxEntries: 2 });
+    const { stub: longStub, cache: longCache } = setup({ ttlMs: 60_000, maxEntries: 2 });
     for (const key of ['ek-1', 'ek-2', 'ek-3']) {
       stub.principals.set(AuthCacheService.hash(key), principal(key));
       longStub.principals.set(AuthCacheService.hash(key), principal(key));

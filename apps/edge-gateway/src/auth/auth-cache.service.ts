@@ -10,8 +10,6 @@ export const AUTH_CACHE_OPTIONS = Symbol('AUTH_CACHE_OPTIONS');
 export interface AuthCacheOptions {
   ttlMs: number;
   maxEntries: number;
-  /** Unknown keys are remembered briefly, so a flood of bad keys does not reach key-service. */
-  negativeTtlMs: number;
 }
 
 export interface Authenticated {
@@ -26,10 +24,10 @@ export interface Authenticated {
 }
 
 interface Entry {
-  value: Authenticated | null;
-  accountId: string | null;
-  /** The account's revocation epoch read before key-service was asked; unknown when Redis was down. */
-  epoch?: string;
+  value: Authenticated;
+  accountId: string;
+  /** The account's revocation epoch read before key-service was asked (nothing is cached without one). */
+  epoch: string;
   expiresAt: number;
 }
 
@@ -43,6 +41,11 @@ const EMPTY_ALLOWLIST = new IpAllowlist([]);
  * upon which the guard calls `reauthenticate`. A key change answered on any replica is thus seen by
  * the next request on every replica, with no round trip of its own. `keys.changed` drops the account's entries
  * early; the TTL bounds staleness of changes made outside the API (the admin CLI) if an event is lost.
+ *
+ * Only valid keys are cached. A key key-service does not know is asked about every time, and its
+ * account is forgotten: a revoked key then takes exactly the path of one never issued (no cache hit,
+ * no epoch read), so the time of a 401 does not tell a once-valid key from a random one. (A cache of
+ * refusals never held a flood back anyway: a flood of distinct random keys misses it.)
  */
 @Injectable()
 export class AuthCacheService {
@@ -128,10 +131,13 @@ export class AuthCacheService {
     const value = principal
       ? { principal, ipAllowlist: principal.proxy?.ipWhitelist.length ? new IpAllowlist(principal.proxy.ipWhitelist) : EMPTY_ALLOWLIST }
       : null;
-    if (principal) this.rememberAccount(keyHash, principal.accountId);
+    if (!value) {
+      this.accountOfKey.delete(keyHash);
+      return null;
+    }
+    this.rememberAccount(keyHash, value.principal.accountId);
     if (generation !== this.generation) return value;
-    if (!principal) this.store(keyHash, null);
-    else if (epoch !== undefined && principal.accountId === knownAccount) this.store(keyHash, value, epoch);
+    if (epoch !== undefined && value.principal.accountId === knownAccount) this.store(keyHash, value, epoch);
     return value;
   }
 
@@ -144,27 +150,24 @@ export class AuthCacheService {
     this.accountOfKey.set(keyHash, accountId);
   }
 
-  private store(keyHash: string, value: Authenticated | null, epoch?: string): void {
+  private store(keyHash: string, value: Authenticated, epoch: string): void {
     this.drop(keyHash);
     if (this.entries.size >= this.options.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.drop(oldest);
     }
-    const accountId = value?.principal.accountId ?? null;
-    const ttl = value ? this.options.ttlMs : this.options.negativeTtlMs;
+    const accountId = value.principal.accountId;
     // The cached answer carries its epoch for the request's script to compare.
-    this.entries.set(keyHash, { value: value && { ...value, epoch }, accountId, epoch, expiresAt: Date.now() + ttl });
-    if (accountId) {
-      let hashes = this.byAccount.get(accountId);
-      if (!hashes) this.byAccount.set(accountId, (hashes = new Set()));
-      hashes.add(keyHash);
-    }
+    this.entries.set(keyHash, { value: { ...value, epoch }, accountId, epoch, expiresAt: Date.now() + this.options.ttlMs });
+    let hashes = this.byAccount.get(accountId);
+    if (!hashes) this.byAccount.set(accountId, (hashes = new Set()));
+    hashes.add(keyHash);
   }
 
   private drop(keyHash: string): void {
     const entry = this.entries.get(keyHash);
     if (!entry) return;
     this.entries.delete(keyHash);
-    if (entry.accountId) this.byAccount.get(entry.accountId)?.delete(keyHash);
+    this.byAccount.get(entry.accountId)?.delete(keyHash);
   }
 }

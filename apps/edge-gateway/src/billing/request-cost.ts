@@ -1,5 +1,5 @@
 import { ModelCatalog } from '@gateway/catalog';
-import { reservedOutputCap } from '@gateway/client-formats';
+import { requireBody, requireModel, reservedOutputCap } from '@gateway/client-formats';
 import type { TextFormat } from '@gateway/contracts';
 import { countTextsTokens, countTextTokens } from '@gateway/platform';
 import { baseModelId } from '../auth/access-policy';
@@ -20,11 +20,11 @@ const positiveInt = (value: unknown): number | undefined => (Number.isSafeIntege
  * The most a text-generation request can cost: its prompt tokens plus its output cap at the
  * model's prices. The cap is the one the router's parser applies (`reservedOutputCap`, shared with
  * the router, which is held to it). Null when the model is not in the catalog (the router answers
- * 404; nothing is charged).
+ * 404; nothing is charged). A body that is no object, or a missing or non-string `model`, is the
+ * 400 the router would answer, given here: no later step reads the model as anything but a string.
  */
 export function estimateTextCost(format: TextFormat, catalog: ModelCatalog, body: Record<string, unknown>): CostEstimate | null {
-  if (typeof body.model !== 'string') return null;
-  const model = catalog.get(baseModelId(body.model));
+  const model = catalog.get(baseModelId(requireModel(requireBody(body))));
   if (!model) return null;
   const promptTokens = countTextTokens(JSON.stringify(body));
   const maxOutput = reservedOutputCap(format, body, model.config.max_output_tokens);

@@ -22,7 +22,9 @@ export function toHttpError(exception: unknown): HttpError | null {
         : typeof (response as { message?: unknown }).message === 'string'
           ? (response as { message: string }).message
           : exception.message;
-    return { status: exception.getStatus(), message };
+    const status = exception.getStatus();
+    // Fastify's own refusals arrive here (Nest wraps them): a body over BODY_LIMIT_BYTES is a 413.
+    return status === 413 ? { status, message, code: ErrorCode.RequestTooLarge } : { status, message };
   }
   if (exception instanceof TimeoutError) {
     return { status: 503, message: 'A gateway service did not answer in time; retry with backoff', code: ErrorCode.ServiceUnavailable };

@@ -1,6 +1,8 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { splitList, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@gateway/platform';
+import type { FastifyRequest } from 'fastify';
+import { ErrorCode } from '@gateway/contracts';
+import { DomainError, splitList, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { EdgeEnv } from '../config/edge.env';
@@ -9,8 +11,10 @@ import { RegisteredRoute, recordRoutes } from '../openapi/route-registry';
 import type { HeldReservation } from '../billing/budget.service';
 import { clientRequestId } from './client-request-id';
 import { registerJsonBodyParser } from './json-body.parser';
+import { inspectJson, unstorableTextMessage } from './json-inspection';
 import { rewriteLegacyUrl } from './legacy-urls';
 import { ServerTimeouts, tracedServerFactory } from '../observability/traced-http-server';
+import { applyRouteBodyLimit } from '../policy/body-policy.decorator';
 
 /** How often Node enforces the request and header timeouts (its default, 30 s, would add as much to them). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
@@ -46,6 +50,7 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
   });
   const fastify = adapter.getInstance();
   const routes = recordRoutes(fastify);
+  fastify.addHook('onRoute', applyRouteBodyLimit);
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const clientId = clientRequestId(request);
@@ -59,9 +64,26 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     await (request as { reservation?: HeldReservation }).reservation?.drop();
   });
   registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES, env.JSON_MAX_DEPTH);
+  fastify.addHook('preValidation', async (request) => refuseUnstorableUrlText(request));
   // Some clients probe the base URL before use; no key is needed and nothing is under /v1 here. HEAD is Fastify's own.
   fastify.get('/', async () => ({ status: 'ok', service: 'edge-gateway' }));
   return { adapter, routes };
+}
+
+/**
+ * A path parameter or query value PostgreSQL could not store (`%00` decodes to a NUL) would fail
+ * the lookup it is for with a 500: it is a 400 naming the parameter. Only a percent-encoded URL can
+ * hold one, so other requests skip the check.
+ */
+function refuseUnstorableUrlText(request: FastifyRequest): void {
+  if (!request.url.includes('%')) return;
+  for (const [where, values] of [
+    ['path', request.params],
+    ['query', request.query],
+  ] as const) {
+    const problem = inspectJson(values, { prototypeKeys: false, text: true });
+    if (problem) throw new DomainError(ErrorCode.InvalidRequest, unstorableTextMessage(problem.param, where), problem.param || undefined);
+  }
 }
 
 /** Paths served outside the `/v1` prefix: probes and the Prometheus scrape. */

@@ -188,7 +188,7 @@ export class TextGenerationService {
    */
   private recordRelayed(request: TextGenerationRequest, relayed: { inputTokens: number; outputTokens: number }): void {
     const event = usageEvent(request, {
-      model: String(request.body.model ?? ''),
+      model: typeof request.body.model === 'string' ? request.body.model : '',
       route: TEXT_ROUTES[request.format],
       ...relayed,
       status: 'cancelled',

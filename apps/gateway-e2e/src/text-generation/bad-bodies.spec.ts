@@ -41,6 +41,12 @@ function casesFor(route: Route): Case[] {
     { name: 'missing model', body: without(base, 'model'), field: 'model' },
     { name: 'model is a number', body: { ...base, model: 42 }, field: 'model' },
     { name: 'model is empty', body: { ...base, model: '' }, field: 'model' },
+    // An object with its own toString could not be turned into text (was a 500).
+    { name: 'model is an object with a toString key', body: { ...base, model: { toString: 1 } }, field: 'model' },
+    { name: 'model is an array', body: { ...base, model: ['sim-chat'] }, field: 'model' },
+    // Text PostgreSQL cannot store, which the usage event would carry (was a 404 whose event could never be written).
+    { name: 'model holds a NUL', rawBody: JSON.stringify({ ...base, model: 'sim-chat' }).replace('sim-chat', 'sim\\u0000chat'), field: 'model' },
+    { name: 'model holds a lone surrogate', rawBody: JSON.stringify({ ...base, model: 'sim-chat' }).replace('sim-chat', 'sim\\ud800chat'), field: 'model' },
     { name: 'stream is a string', body: { ...base, stream: 'yes' }, field: 'stream' },
     { name: 'temperature is a string', body: { ...base, temperature: 'hot' }, field: 'temperature' },
     { name: 'top_p above 1', body: { ...base, top_p: 1.5 }, field: 'top_p' },

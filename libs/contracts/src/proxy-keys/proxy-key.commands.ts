@@ -1,4 +1,5 @@
 import { IsString, Length } from 'class-validator';
+import { IsStorableText } from '../validation';
 import { CreateProxyKeyDto, PROXY_KEY_VALUE_MAX, UpdateProxyKeyDto } from './proxy-key.dto';
 
 /** NATS payloads: the HTTP body plus the account the edge authenticated. Same rules as the body. */
@@ -21,5 +22,6 @@ export class ProxyKeyCommand {
 
   @IsString()
   @Length(1, PROXY_KEY_VALUE_MAX)
+  @IsStorableText()
   proxy_key: string;
 }

@@ -44,6 +44,10 @@ describe('CreateProxyKeyDto', () => {
     ['CIDR prefix too long', { name: 'a', allocated_ammount: 1, ip_whitelist: ['1.2.3.4/33'] }, 'ip_whitelist'],
     ['not an address', { name: 'a', allocated_ammount: 1, ip_whitelist: ['example.com'] }, 'ip_whitelist'],
     ['whitelist null', { name: 'a', allocated_ammount: 1, model_whitelist: null }, 'model_whitelist'],
+    // PostgreSQL cannot store these: a 400 here, not a failed write (a 500) in key-service.
+    ['NUL in the name', { name: 'a\u0000b', allocated_ammount: 1 }, 'name'],
+    ['lone surrogate in the name', { name: 'a\ud800', allocated_ammount: 1 }, 'name'],
+    ['NUL in a whitelisted model', { name: 'a', allocated_ammount: 1, model_whitelist: ['gpt\u0000'] }, 'model_whitelist'],
   ])('rejects %s', (_case, body, field) => {
     expect(problems(CreateProxyKeyDto, body)).toContain(field);
   });
@@ -55,6 +59,12 @@ describe('UpdateProxyKeyDto', () => {
     expect(problems(UpdateProxyKeyDto, { proxy_key: 'k'.repeat(256) })).toEqual([]);
     expect(problems(UpdateProxyKeyDto, { proxy_key: 'k'.repeat(257) })).toEqual(['proxy_key']);
     expect(problems(UpdateProxyKeyDto, {})).toEqual(['proxy_key']);
+  });
+
+  it('refuses a key reference PostgreSQL cannot store, and takes emoji', () => {
+    expect(problems(UpdateProxyKeyDto, { proxy_key: 'k\u0000' })).toEqual(['proxy_key']);
+    expect(problems(UpdateProxyKeyDto, { proxy_key: 'k\udc00' })).toEqual(['proxy_key']);
+    expect(problems(UpdateProxyKeyDto, { proxy_key: 'k', name: 'ok \ud83d\ude00' })).toEqual([]);
   });
 
   it('lets spend_window be cleared with null but not a name', () => {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNumber, IsOptional, IsString, Length, MaxLength, Min } from 'class-validator';
 import { SpendWindow, SpendWindows } from '../keys';
-import { IsExpiry, IsIpOrCidr, IsOptionalNotNull } from '../validation';
+import { IsExpiry, IsIpOrCidr, IsOptionalNotNull, IsStorableText } from '../validation';
 
 export const PROXY_KEY_NAME_MAX = 25;
 export const PROXY_KEY_VALUE_MAX = 256;
@@ -63,6 +63,7 @@ export class ProxyKeyRef {
   @ApiProperty(doc.proxyKey)
   @IsString()
   @Length(1, PROXY_KEY_VALUE_MAX)
+  @IsStorableText()
   proxy_key: string;
 }
 
@@ -71,6 +72,7 @@ export class CreateProxyKeyDto {
   @ApiProperty(doc.name)
   @IsString()
   @Length(1, PROXY_KEY_NAME_MAX)
+  @IsStorableText()
   name: string;
 
   @ApiPropertyOptional({ ...doc.expiresAt, default: -1 })
@@ -94,6 +96,7 @@ export class CreateProxyKeyDto {
   @ArrayMaxSize(WHITELIST_MAX_ENTRIES)
   @IsString({ each: true })
   @MaxLength(256, { each: true })
+  @IsStorableText({ each: true })
   model_whitelist?: string[];
 
   @ApiPropertyOptional({ ...doc.ipWhitelist, default: [] })
@@ -116,6 +119,7 @@ export class UpdateProxyKeyFieldsDto {
   @IsOptionalNotNull()
   @IsString()
   @Length(1, PROXY_KEY_NAME_MAX)
+  @IsStorableText()
   name?: string;
 
   @ApiPropertyOptional(doc.expiresAt)
@@ -139,6 +143,7 @@ export class UpdateProxyKeyFieldsDto {
   @ArrayMaxSize(WHITELIST_MAX_ENTRIES)
   @IsString({ each: true })
   @MaxLength(256, { each: true })
+  @IsStorableText({ each: true })
   model_whitelist?: string[];
 
   @ApiPropertyOptional(doc.ipWhitelist)
@@ -159,6 +164,7 @@ export class UpdateProxyKeyDto extends UpdateProxyKeyFieldsDto {
   @ApiProperty(doc.proxyKey)
   @IsString()
   @Length(1, PROXY_KEY_VALUE_MAX)
+  @IsStorableText()
   proxy_key: string;
 }
 
@@ -168,5 +174,6 @@ export class ValidateProxyKeyDto {
   @IsOptional()
   @IsString()
   @MaxLength(256)
+  @IsStorableText()
   model?: string;
 }
