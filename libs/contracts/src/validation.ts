@@ -58,10 +58,11 @@ export function IsExpiry(options?: ValidationOptions): PropertyDecorator {
  * too, so no other caller can make a write fail with a 500.
  */
 export function isStorableText(value: unknown): boolean {
-  return typeof value !== 'string' || (!value.includes('\u0000') && !LONE_SURROGATE.test(value));
+  return typeof value !== 'string' || (!value.includes('\u0000') && (value as unknown as WellFormedCheck).isWellFormed());
 }
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** `String.prototype.isWellFormed` (Node 20: no lone surrogate), not yet in the TypeScript lib this project compiles against. */
+type WellFormedCheck = { isWellFormed(): boolean };
 
 export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
   return (target, propertyName) =>

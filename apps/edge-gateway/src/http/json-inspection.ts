@@ -1,3 +1,5 @@
+import { isStorableText } from '@gateway/contracts';
+
 /**
  * What the edge checks in a request's values before anything reads them, in one iterative pass
  * (no body can overflow a stack): keys that would reach an object's prototype, and text that
@@ -17,11 +19,7 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/;
 
 export const mayHoldUnstorableText = (jsonText: string): boolean => UNSTORABLE_ESCAPE.test(jsonText);
 
-/** `String.prototype.isWellFormed` (Node 20), not yet in the TypeScript lib this project compiles against. */
-type WellFormedCheck = { isWellFormed(): boolean };
-
-/** A string PostgreSQL can store as text or JSON: no NUL, no unpaired surrogate. */
-export const isStorableText = (text: string): boolean => !text.includes('\u0000') && (text as unknown as WellFormedCheck).isWellFormed();
+export { isStorableText };
 
 export interface JsonProblem {
   kind: 'forbidden-key' | 'unstorable-text';

@@ -1,4 +1,5 @@
-import { isStorableText, printable, storableJson, storableText, usageEventProblem } from './usage-event.validation';
+import { isStorableText } from '../validation';
+import { printable, storableJson, storableText, usageEventProblem } from './usage-event.validation';
 import type { UsageRecordedEvent } from './usage.events';
 
 const event = (fields: Record<string, unknown> = {}): Record<string, unknown> => ({

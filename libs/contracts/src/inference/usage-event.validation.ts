@@ -1,4 +1,5 @@
 import { KeyPrefixes } from '../keys';
+import { isStorableText } from '../validation';
 import { USAGE_STATUSES } from './usage.events';
 
 /** Why metering set a usage event aside (the `reason` label of `gateway_usage_events_dead_lettered_total`). */
@@ -59,11 +60,6 @@ const OPTIONAL_TEXT = ['clientRequestId', 'provider', 'upstreamRoute'] as const;
 const REQUIRED_COUNTS = ['inputTokens', 'outputTokens'] as const;
 const OPTIONAL_COUNTS = ['cacheReadTokens', 'cacheWriteTokens', 'units'] as const;
 const KEY_TYPES = Object.keys(KeyPrefixes);
-
-/** Whether PostgreSQL can store the text: no NUL (`22P05` through JSON, `22021` as text) and no lone surrogate (`22P02`). */
-export function isStorableText(text: string): boolean {
-  return !UNSTORABLE.test(text);
-}
 
 /** The text with each NUL and lone surrogate replaced by U+FFFD, the replacement character. */
 export function storableText(text: string): string {
