@@ -46,7 +46,12 @@ export class TextGenerationService {
     return new Observable<TextFrame>((subscriber) => {
       const abort = this.inflight.register(request.requestId);
       let settled = false;
-      const call = { caller: request, route: TEXT_ROUTES[request.format], model: String(request.body.model ?? ''), signal: abort.signal };
+      const call = {
+        caller: request,
+        route: TEXT_ROUTES[request.format],
+        model: typeof request.body.model === 'string' ? request.body.model : '',
+        signal: abort.signal,
+      };
       void this.calls
         .run(
           call,
