@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { DECISION_MAX_INPUT_TOKENS, DecisionRequest, ErrorCode, Subjects, TextFrame } from '@gateway/contracts';
-import { countTextTokens, DomainError } from '@gateway/platform';
+import { countTextTokensUpTo, DomainError } from '@gateway/platform';
 import { openaiErrorBody } from '@gateway/client-formats';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -70,8 +70,9 @@ export class DecisionsService {
  * caller gets the limit's 400 (as the router words it) rather than a 413 about our transport.
  */
 function overTokenLimit(body: Record<string, unknown>): Record<string, unknown> | null {
-  const tokens = countTextTokens(JSON.stringify({ state: body.state, questions: body.questions }));
-  if (tokens <= DECISION_MAX_INPUT_TOKENS) return null;
-  const message = `state and questions together are ${tokens} tokens, over the limit of ${DECISION_MAX_INPUT_TOKENS} tokens`;
+  // Counted exactly, and only up to the limit (bounded work): no estimate is reported as a count.
+  const tokens = countTextTokensUpTo(JSON.stringify({ state: body.state, questions: body.questions }), DECISION_MAX_INPUT_TOKENS);
+  if (tokens !== undefined) return null;
+  const message = `state and questions together are more than ${DECISION_MAX_INPUT_TOKENS} tokens, the limit`;
   return openaiErrorBody({ status: 400, message, code: ErrorCode.ContextLengthExceeded, param: 'state' });
 }

@@ -110,6 +110,8 @@ describe('decisions (jev)', () => {
     const enormous = await decide(account.masterKey, { state: 'word '.repeat(300_000), questions: { q: QUESTIONS.fresh } });
     expect(enormous.status).toBe(400);
     expect(enormous.body.error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'state' });
+    // Counted exactly up to the limit, never an estimate reported as a count.
+    expect(enormous.body.error.message).toBe('state and questions together are more than 32000 tokens, the limit');
   });
 
   it('makes proxy keys send the model, and checks it against their whitelist', async () => {
