@@ -10,7 +10,7 @@ describe('health and request ids', () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({
       ready: true,
-      checks: { redis: 'up', 'key-service': 'up', 'account-service': 'up' },
+      checks: { redis: 'up', budget: 'up', 'key-service': 'up', 'account-service': 'up' },
     });
   });
 

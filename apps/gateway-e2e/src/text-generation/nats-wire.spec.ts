@@ -71,7 +71,7 @@ describe('inference.text on the wire', () => {
     // A valid payload straight on NATS: the router answers it (404 for a model it lacks), then `end`.
     const answered = await exchange(nats, encode(valid()));
     expect(answered.filter((frame) => frame.kind !== 'heartbeat')).toEqual([
-      { kind: 'json', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ param: 'model' }) }) },
+      { kind: 'json', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ param: 'model' }) }), last: true },
       { kind: 'end' },
     ]);
     const response = await api('POST', '/v1/chat/completions', {
@@ -92,7 +92,10 @@ describe('inference.text on the wire', () => {
       if (packet.isDisposed || packet.err) break;
     }
     expect(received).toEqual([
-      { id: 'nest-request-1', response: { kind: 'json', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ param: 'model' }) }) } },
+      {
+        id: 'nest-request-1',
+        response: { kind: 'json', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ param: 'model' }) }), last: true },
+      },
       { id: 'nest-request-1', isDisposed: true },
     ]);
   });
