@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import { ownsPrototypeCheck } from '../policy/body-policy.decorator';
-import { FORBIDDEN_KEY_MESSAGE, inspectJson, mayHoldUnstorableText, unstorableTextMessage } from './json-inspection';
+import { FORBIDDEN_KEY_MESSAGE, inspectJson, mayHoldForbiddenKey, mayHoldUnstorableText, unstorableTextMessage } from './json-inspection';
 
 const invalidBody = (message: string, param?: string) => new DomainError(ErrorCode.InvalidRequest, message, param);
 
@@ -43,7 +43,7 @@ export function registerJsonBodyParser(fastify: FastifyInstance, bodyLimit: numb
       } catch {
         return done(invalidBody('Request body is not valid JSON'));
       }
-      const options = { prototypeKeys: !ownsPrototypeCheck(request), text: mayHoldUnstorableText(text) };
+      const options = { prototypeKeys: !ownsPrototypeCheck(request) && mayHoldForbiddenKey(text), text: mayHoldUnstorableText(text) };
       if (!options.text && (!options.prototypeKeys || typeof parsed !== 'object' || parsed === null)) return done(null, parsed);
       next(() => {
         const problem = inspectJson(parsed, options);

@@ -1,4 +1,4 @@
-import { inspectJson, isStorableText, mayHoldUnstorableText } from './json-inspection';
+import { inspectJson, isStorableText, mayHoldForbiddenKey, mayHoldUnstorableText } from './json-inspection';
 
 const TEXT = { prototypeKeys: false, text: true };
 
@@ -47,5 +47,14 @@ describe('inspectJson', () => {
     let value: unknown = 'a\u0000';
     for (let i = 0; i < 1_000_000; i++) value = [value];
     expect(inspectJson(value, TEXT)?.kind).toBe('unstorable-text');
+  });
+});
+
+describe('mayHoldForbiddenKey', () => {
+  it('lets a body that names no prototype key, and has no escape that could spell one, skip the walk', () => {
+    expect(mayHoldForbiddenKey('{"model":"sim-chat","messages":[{"role":"user","content":"hi"}]}')).toBe(false);
+    expect(mayHoldForbiddenKey('{"__proto__":{"x":1}}')).toBe(true);
+    expect(mayHoldForbiddenKey('{"a":{"constructor":{"prototype":1}}}')).toBe(true);
+    expect(mayHoldForbiddenKey('{"\\u005f_proto__":{"x":1}}')).toBe(true);
   });
 });

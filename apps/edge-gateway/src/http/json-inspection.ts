@@ -19,6 +19,14 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/;
 
 export const mayHoldUnstorableText = (jsonText: string): boolean => UNSTORABLE_ESCAPE.test(jsonText);
 
+/**
+ * Whether a JSON text may hold a key that reaches an object's prototype: it names `__proto__` or
+ * `constructor`, or has a `\u` escape (which could spell either). Most bodies do neither, and their
+ * parsed value is not walked at all.
+ */
+export const mayHoldForbiddenKey = (jsonText: string): boolean =>
+  jsonText.includes('__proto__') || jsonText.includes('constructor') || jsonText.includes('\\u');
+
 export { isStorableText };
 
 export interface JsonProblem {
