@@ -14,7 +14,6 @@ import { registerJsonBodyParser } from './json-body.parser';
 import { inspectJson, unstorableTextMessage } from './json-inspection';
 import { rewriteLegacyUrl } from './legacy-urls';
 import { ServerTimeouts, tracedServerFactory } from '../observability/traced-http-server';
-import { applyRouteBodyLimit } from '../policy/body-policy.decorator';
 
 /** How often Node enforces the request and header timeouts (its default, 30 s, would add as much to them). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
@@ -50,7 +49,6 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
   });
   const fastify = adapter.getInstance();
   const routes = recordRoutes(fastify);
-  fastify.addHook('onRoute', applyRouteBodyLimit);
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const clientId = clientRequestId(request);

@@ -12,8 +12,6 @@ export interface RoutePolicy {
   errorFormat?: ErrorFormat;
   /** The route refuses `__proto__` keys itself (see `@OwnPrototypeCheck()`). */
   ownPrototypeCheck?: boolean;
-  /** The route's largest body in bytes, below the server's `BODY_LIMIT_BYTES` (see `@BodyLimit()`). */
-  bodyLimit?: number;
 }
 
 /**

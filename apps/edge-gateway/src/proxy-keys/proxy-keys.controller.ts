@@ -16,7 +16,6 @@ import { LEGACY_QUERY_LOOKUP_PATH } from '../http/legacy-urls';
 import { checkProxyKey } from '../auth/access-policy';
 import { AuthenticatedRequest, CurrentPrincipal, KeyTypes, SkipAccessChecks } from '../auth/auth.decorators';
 import { ApiErrors } from '../openapi/api-docs.decorators';
-import { BodyLimit } from '../policy/body-policy.decorator';
 import { ErrorFormat } from '../policy/error-format.decorator';
 import { MessageResponseSchema, ProxyKeyRecordSchema, ToggleResponseSchema, ValidateResponseSchema } from './proxy-keys.openapi';
 import { ProxyKeysService } from './proxy-keys.service';
@@ -24,12 +23,6 @@ import { ProxyKeysService } from './proxy-keys.service';
 const NOT_FOUND = { 404: 'Proxy key not found: unknown, or owned by another account.' };
 const ABOVE_DAILY_LIMIT = "Invalid body, or `allocated_ammount` above the plan's daily limit (`Allocated ammount cannot exceed your daily limit of <number>`).";
 const LEGACY = 'Legacy form, discouraged: use the body-field form.';
-
-/**
- * The largest valid body (256 model ids of 256 characters and 256 CIDR blocks, with every other
- * field) is under 100 KB; anything past this is refused unread.
- */
-export const PROXY_KEY_BODY_LIMIT_BYTES = 256 * 1024;
 
 export interface ValidateResponse {
   valid: boolean;
@@ -43,7 +36,6 @@ export interface ValidateResponse {
 @ApiTags('Proxy keys')
 @Controller('auth')
 @ErrorFormat('detail')
-@BodyLimit(PROXY_KEY_BODY_LIMIT_BYTES)
 export class ProxyKeysController {
   constructor(private readonly proxyKeys: ProxyKeysService) {}
 
