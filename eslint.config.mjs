@@ -2,7 +2,8 @@ import nx from '@nx/eslint-plugin';
 
 /**
  * Module boundaries: apps depend on libs only, libs on libs only, and each app only on the shared
- * scope. The e2e project may use the shared libs; deployment config depends on nothing.
+ * scope. The e2e project may use the shared libs; deployment config depends on nothing. Every lib
+ * has a layer (model → domain → infra) and depends only on its own layer or the ones before it.
  */
 export default [
   ...nx.configs['flat/base'],
@@ -32,6 +33,11 @@ export default [
             { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:deploy', onlyDependOnLibsWithTags: [] },
+            // Layers of the libs: contracts and errors (model) know nothing else; rules (domain) build
+            // on the model only; I/O (infra: NATS, Redis, PostgreSQL, HTTP, files) may use both.
+            { sourceTag: 'layer:model', onlyDependOnLibsWithTags: ['layer:model'] },
+            { sourceTag: 'layer:domain', onlyDependOnLibsWithTags: ['layer:model', 'layer:domain'] },
+            { sourceTag: 'layer:infra', onlyDependOnLibsWithTags: ['layer:model', 'layer:domain', 'layer:infra'] },
           ],
         },
       ],

@@ -1,5 +1,5 @@
 import type { TextFormat } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 import type { ParseOptions } from './common/parse-common';
 import { clientFormat } from './registry';
 

@@ -1,5 +1,5 @@
 import type { TextFormat } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 import { MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH } from './common/response-format';
 import { clientFormat } from './registry';
 import { context, encodeAll, eventsFor, parseFrames, response } from './testing/spec-fixtures';

@@ -1,6 +1,6 @@
 export * from './subjects';
 export * from './queues';
-export * from './error-codes';
+export * from '@gateway/errors';
 export * from './keys';
 export * from './validation';
 export * from './auth/principal';

@@ -1,6 +1,6 @@
 export * from './config';
 export * from './base-env';
-export * from './domain-error';
+export { DomainError, type DomainErrorOptions } from '@gateway/errors';
 export * from './validation-errors';
 export * from './rpc';
 export * from './health';

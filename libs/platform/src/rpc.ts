@@ -4,7 +4,7 @@ import { DomainErrorPayload, ErrorCode } from '@gateway/contracts';
 import { getMetadataStorage } from 'class-validator';
 import { Observable, throwError } from 'rxjs';
 import { isDependencyUnavailable } from './connection-resilience';
-import { DomainError } from './domain-error';
+import { DomainError } from '@gateway/errors';
 import { firstFieldProblem } from './validation-errors';
 
 const BODY_PARAM_TYPES = new Set(['body', 'payload']);

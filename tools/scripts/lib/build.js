@@ -12,6 +12,20 @@ function ensurePrismaClient() {
   }
 }
 
+/**
+ * The swc options: .swcrc with the path aliases of tsconfig.base.json, their one source (a new lib's
+ * alias there is all the build needs).
+ */
+function swcConfig() {
+  const config = JSON.parse(fs.readFileSync(path.join(root, '.swcrc'), 'utf8'));
+  const { paths } = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.base.json'), 'utf8')).compilerOptions;
+  config.jsc = { ...config.jsc, baseUrl: root, paths };
+  const file = path.join(root, 'tmp', 'swcrc.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
 /** @param {{quiet?: boolean, apps?: string[]}} options compile only these apps (and the libs) when given */
 function build({ quiet = false, apps } = {}) {
   ensurePrismaClient();
@@ -21,7 +35,7 @@ function build({ quiet = false, apps } = {}) {
   const sources = apps ? [...apps.map((app) => `apps/${app}`), 'libs'] : ['apps', 'libs'];
   execFileSync(
     process.execPath,
-    [require.resolve('@swc/cli/bin/swc.js', { paths: [root] }), ...sources, '-d', 'dist', '--config-file', '.swcrc', '--copy-files', '--quiet'],
+    [require.resolve('@swc/cli/bin/swc.js', { paths: [root] }), ...sources, '-d', 'dist', '--config-file', swcConfig(), '--copy-files', '--quiet'],
     { cwd: root, stdio: quiet ? 'ignore' : 'inherit' },
   );
 }

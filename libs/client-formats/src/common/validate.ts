@@ -6,7 +6,7 @@
  * what OpenAI-style 400 bodies carry. Unknown fields are never looked at, hence never rejected.
  */
 import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 
 export type JsonObject = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  */
 import type { CanonicalRequest, ContentPart, ImagePart, ToolCall, ToolChoice, ToolDefinition } from '@gateway/canonical';
 import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 import { ConversationBuilder } from '../common/conversation';
 import { parseMessagesOutputFormat } from '../common/response-format';
 import {

@@ -1,4 +1,4 @@
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 import { clientFormat } from '../registry';
 import { context, eventsFor, response } from '../testing/spec-fixtures';
 import { resolveStoredReferences, storedReferences, storedResponseId, type StoredConversation } from './stored-state';

@@ -4,7 +4,7 @@
  * items stored with the reply. Pure: the router does the lookups.
  */
 import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 import { fail, isObject, type JsonObject, optionalString, path, requireBody, requireObject, requireString } from '../common/validate';
 
 /** A stored response as the router gets it back. */

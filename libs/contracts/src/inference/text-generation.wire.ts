@@ -1,4 +1,4 @@
-import type { DomainErrorPayload } from '../error-codes';
+import type { DomainErrorPayload } from '@gateway/errors';
 import { TextFormats, type TextFrame } from './text-generation.messages';
 
 /**

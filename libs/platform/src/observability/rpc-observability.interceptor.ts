@@ -3,7 +3,7 @@ import type { NatsContext } from '@nestjs/microservices';
 import { ErrorCode } from '@gateway/contracts';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { Observable } from 'rxjs';
-import { DomainError } from '../domain-error';
+import { DomainError } from '@gateway/errors';
 import { GracefulShutdown } from './graceful-shutdown';
 import { extractNatsTraceContext, gatewayTracer, recordSpanError } from './tracing';
 

@@ -1,4 +1,4 @@
-import { ErrorCode } from '@gateway/contracts';
+import { ErrorCode } from './error-codes';
 import { DomainError } from './domain-error';
 
 describe('DomainError', () => {

@@ -1,6 +1,6 @@
 /**
- * Domain error codes. Services throw them (over NATS as the `code` of an RpcException); each
- * transport's filter maps them to a status and to the error body of the route's format.
+ * Domain error codes. Services throw them in a DomainError; over NATS they travel as a
+ * DomainErrorPayload, and each transport maps them to a status and to the error body of the route's format.
  */
 export enum ErrorCode {
   InvalidRequest = 'invalid_request',
@@ -65,7 +65,7 @@ export const ErrorStatus: Record<ErrorCode, number> = {
   [ErrorCode.ModelUnavailable]: 503,
 };
 
-/** The error object carried across NATS inside an RpcException. */
+/** The error object a service's failure carries across NATS. */
 export interface DomainErrorPayload {
   code: ErrorCode;
   message: string;

@@ -1,4 +1,4 @@
-import { DomainErrorPayload, ErrorCode, ErrorStatus } from '@gateway/contracts';
+import { DomainErrorPayload, ErrorCode, ErrorStatus } from './error-codes';
 
 export interface DomainErrorOptions {
   /** The HTTP status when it is not the code's usual one (`ErrorStatus`): an upstream 4xx keeps its own. */
