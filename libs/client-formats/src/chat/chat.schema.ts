@@ -60,7 +60,7 @@ const ToolChoice = Type.Unsafe<'auto' | 'none' | 'required' | { type: 'function'
   type: ['string', 'object'],
   if: { type: 'string' },
   then: { enum: ['auto', 'none', 'required'] },
-  else: Type.Object({ type: Literals(['function']), function: Type.Object({ name: Id() }) }),
+  else: Tagged('type', [Branch('type', ['function'], { function: Type.Object({ name: Id() }) })]),
 });
 
 const ResponseFormat = Tagged('type', [
@@ -85,7 +85,7 @@ export const ChatCompletionRequest = Type.Object({
   frequency_penalty: Maybe(Type.Number({ minimum: -2, maximum: 2 })),
   presence_penalty: Maybe(Type.Number({ minimum: -2, maximum: 2 })),
   stop: Maybe(StringOrStrings({ maxItems: 4, description: 'Stop strings.' })),
-  tools: Maybe(Type.Array(Type.Object({ type: Literals(['function']), function: FunctionDefinition }))),
+  tools: Maybe(Type.Array(Tagged('type', [Branch('type', ['function'], { function: FunctionDefinition })]))),
   tool_choice: Maybe(ToolChoice),
   reasoning_effort: Maybe(Effort),
   thinking: Maybe(Type.Object({ type: Literals(['enabled', 'adaptive', 'disabled']), budget_tokens: Maybe(PositiveInteger()) })),

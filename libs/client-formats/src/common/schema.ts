@@ -69,6 +69,9 @@ function tagValues(branch: TSchema, tag: string): string[] {
 export const Branch = <P extends Record<string, TSchema>>(tag: string, values: readonly string[], properties: P, options: Json = {}) =>
   Type.Object({ [tag]: Literals(values), ...properties } as P & Record<string, TSchema>, options);
 
+/** `if` the object's `tag` is `value`, `then` it must match `then` (a branch of an object whose tag may be left out). */
+export const When = (tag: string, value: string, then: object) => ({ if: { properties: { [tag]: { const: value } }, required: [tag] }, then });
+
 const ajv = new Ajv({ allErrors: false, verbose: true, discriminator: true, strict: false });
 
 /** A compiled request schema: returns the body typed, or throws the 400 for its first problem. */
@@ -85,8 +88,8 @@ export function compileRequestValidator<T extends TSchema>(schema: T): RequestVa
 
 /**
  * Schema problems that need their own words: `x-message` on a schema replaces the generic message
- * of any of its keywords but `type` (a string), or of the keywords it names (an object); `{value}`
- * stands for the value sent, as JSON.
+ * of any of its keywords but `type` (a string), or of the keywords it names (an object); `{json}`
+ * stands for the value sent as JSON, `{value}` for it as text.
  */
 export const MESSAGE = 'x-message';
 
@@ -115,7 +118,7 @@ function problem(error: ErrorObject, segments: string[]): string {
   const schema = (error.parentSchema ?? {}) as Json;
   const own = schema[MESSAGE] as string | Record<string, string> | undefined;
   const custom = typeof own === 'string' ? (error.keyword === 'type' ? undefined : own) : own?.[error.keyword];
-  if (custom !== undefined) return custom.replace('{value}', JSON.stringify(data));
+  if (custom !== undefined) return custom.replace('{json}', JSON.stringify(data)).replace('{value}', String(data));
   switch (error.keyword) {
     case 'required':
       return 'is required';

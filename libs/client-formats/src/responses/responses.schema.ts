@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from 'typebox';
 import { Effort, FunctionDefinition, jsonSchemaFields, Model, WebSearch } from '../common/common.schema';
-import { Branch, FreeObject, Id, Literals, Maybe, MESSAGE, Nullable, Tagged } from '../common/schema';
+import { Branch, FreeObject, Id, Literals, Maybe, MESSAGE, Nullable, Tagged, When } from '../common/schema';
 
 const ContentPart = Tagged('type', [
   Branch('type', ['input_text', 'output_text'], { text: Type.String() }),
@@ -48,7 +48,7 @@ const ReasoningItem = Type.Object(
 );
 
 const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'];
-const when = (type: string, then: object) => ({ if: { properties: { type: { const: type } }, required: ['type'] }, then });
+const when = (type: string, then: object) => When('type', type, then);
 
 export type ResponsesInputItem = Static<typeof MessageItem> | Static<typeof FunctionCallItem> | Static<typeof FunctionOutputItem> | Static<typeof ReasoningItem>;
 
@@ -60,7 +60,7 @@ const InputItem = Type.Unsafe<ResponsesInputItem>({
   properties: {
     type: {
       enum: [...ITEM_TYPES, null],
-      [MESSAGE]: `unsupported input item type {value}; expected ${ITEM_TYPES.map((type) => `'${type}'`)
+      [MESSAGE]: `unsupported input item type {json}; expected ${ITEM_TYPES.map((type) => `'${type}'`)
         .join(', ')
         .replace(/, ([^,]*)$/, ' or $1')}`,
     },
