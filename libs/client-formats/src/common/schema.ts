@@ -8,7 +8,7 @@
  * wording the formats have always used (`messages.0.role: must be one of ...`, `param` = the path).
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { type Static, type TSchema, Type } from 'typebox';
+import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 
@@ -66,8 +66,8 @@ function tagValues(branch: TSchema, tag: string): string[] {
 }
 
 /** The branch of `Tagged` for one or more tag values. */
-export const Branch = <P extends Record<string, TSchema>>(tag: string, values: readonly string[], properties: P, options: Json = {}) =>
-  Type.Object({ [tag]: Literals(values), ...properties } as P & Record<string, TSchema>, options);
+export const Branch = <K extends string, const V extends readonly string[], P extends Record<string, TSchema>>(tag: K, values: V, properties: P, options: Json = {}) =>
+  Type.Object({ [tag]: Literals(values), ...properties } as { [key in K]: TUnsafe<V[number]> } & P, options);
 
 /** `if` the object's `tag` is `value`, `then` it must match `then` (a branch of an object whose tag may be left out). */
 export const When = (tag: string, value: string, then: object) => ({ if: { properties: { [tag]: { const: value } }, required: [tag] }, then });

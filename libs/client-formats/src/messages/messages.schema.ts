@@ -73,7 +73,8 @@ const RedactedThinkingBlock = Type.Object(
   { description: "Opaque, encrypted reasoning only Anthropic can read; it is dropped." },
 );
 const ToolUseBlock = Type.Object({ type: Literals(['tool_use']), id: Id(), name: Id(), input: Maybe(FreeObject()) });
-export type AssistantBlock = Static<typeof TextBlock> | Static<typeof ThinkingBlock> | Static<typeof RedactedThinkingBlock> | Static<typeof ToolUseBlock> | { type: string };
+/** The blocks an assistant turn is read for (server-tool blocks pass the schema too, and are skipped). */
+export type AssistantBlock = Static<typeof TextBlock> | Static<typeof ThinkingBlock> | Static<typeof RedactedThinkingBlock> | Static<typeof ToolUseBlock>;
 
 /**
  * A block of an assistant turn. Server-tool blocks (`server_tool_use`, `web_search_tool_result`, ...)

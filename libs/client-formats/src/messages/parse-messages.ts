@@ -130,11 +130,11 @@ function addAssistant(conversation: ConversationBuilder, content: string | Assis
   }
   const parts: ContentPart[] = [];
   const toolCalls: ToolCall[] = [];
-  for (const block of content as Exclude<AssistantBlock, { type: string; text?: never }>[]) {
-    if (block.type === 'text' && 'text' in block) parts.push({ type: 'text', text: block.text });
-    else if (block.type === 'thinking' && 'thinking' in block) {
+  for (const block of content) {
+    if (block.type === 'text') parts.push({ type: 'text', text: block.text });
+    else if (block.type === 'thinking') {
       parts.push(block.signature ? { type: 'thinking', text: block.thinking, signature: block.signature } : { type: 'thinking', text: block.thinking });
-    } else if (block.type === 'tool_use' && 'id' in block) {
+    } else if (block.type === 'tool_use') {
       // Canonical arguments are JSON text, as OpenAI sends them.
       toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
     }
