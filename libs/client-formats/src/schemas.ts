@@ -1,7 +1,15 @@
 import type { TSchema } from 'typebox';
 import { ChatCompletion, ChatCompletionRequest } from './chat/chat.schema';
 import { MessageObject, MessagesRequest } from './messages/messages.schema';
-import { DeletedResponse, ResponseInputItemList, ResponseObject, ResponsesFunctionCall, ResponsesOutputMessage, ResponsesReasoningItem, ResponsesRequest } from './responses/responses.schema';
+import {
+  DeletedResponse,
+  ResponseInputItemList,
+  ResponseObject,
+  ResponsesFunctionCall,
+  ResponsesOutputMessage,
+  ResponsesReasoningItem,
+  ResponsesRequest,
+} from './responses/responses.schema';
 
 /**
  * Every wire shape of the three formats by the name `/v1/openapi.json` gives it under

@@ -64,11 +64,7 @@ export class TextGenerationController {
   @ApiOperation({ summary: 'Message (Anthropic Messages format)', description: 'The key may be sent as `x-api-key` instead of `Authorization: Bearer`.' })
   @ApiHeader({ name: 'partner-version', required: false, description: 'A date-form version string; accepted, and optional.' })
   @ApiBody({ schema: formatSchemaRef('MessagesRequest') })
-  @ApiJsonOrEventStream(
-    'Message',
-    'A message object.',
-    '`message_start`, `content_block_*`, `message_delta` and `message_stop` events (with `ping`s).',
-  )
+  @ApiJsonOrEventStream('Message', 'A message object.', '`message_start`, `content_block_*`, `message_delta` and `message_stop` events (with `ping`s).')
   @ApiErrors(GENERATION_ERRORS)
   messages(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.relay('messages', request, reply);

@@ -33,7 +33,10 @@ export class TokenCountingController {
   @ErrorFormat('anthropic')
   @AcceptsXApiKey()
   @ApiOperation({ summary: 'Count input tokens (Anthropic Messages format)', description: `${HOW_COUNTED} The key may be sent as \`x-api-key\`.` })
-  @ApiBody({ schema: formatSchemaRef('MessagesRequest'), description: 'A Messages body; `max_tokens`, `stream` and other generation settings are accepted and ignored.' })
+  @ApiBody({
+    schema: formatSchemaRef('MessagesRequest'),
+    description: 'A Messages body; `max_tokens`, `stream` and other generation settings are accepted and ignored.',
+  })
   @ApiOkResponse({ type: MessagesTokenCountSchema })
   @ApiErrors(COUNT_ERRORS)
   messages(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<void> {

@@ -21,7 +21,10 @@ const UserPart = Tagged('type', [
   TextPart,
   Branch('type', ['image_url'], { image_url: Type.Object({ url: Id({ description: 'An `https:` or `data:` URL.' }) }) }),
 ]);
-const AssistantPart = Tagged('type', [TextPart, Branch('type', ['refusal'], { refusal: Text }, { description: 'A refusal in history is what the assistant said.' })]);
+const AssistantPart = Tagged('type', [
+  TextPart,
+  Branch('type', ['refusal'], { refusal: Text }, { description: 'A refusal in history is what the assistant said.' }),
+]);
 
 export const ChatToolCall = Type.Object({
   id: Id(),

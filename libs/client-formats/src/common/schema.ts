@@ -34,8 +34,7 @@ export const Literals = <const V extends readonly string[]>(values: V, options: 
   Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
 
 /** A string, or an array of strings. */
-export const StringOrStrings = (options: Json = {}) =>
-  Type.Unsafe<string | string[]>({ type: ['string', 'array'], items: { type: 'string' }, ...options });
+export const StringOrStrings = (options: Json = {}) => Type.Unsafe<string | string[]>({ type: ['string', 'array'], items: { type: 'string' }, ...options });
 
 /** A free-form object (a JSON Schema, metadata): only its being an object is checked. */
 export const FreeObject = (options: Json = {}) => Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });
@@ -66,8 +65,12 @@ function tagValues(branch: TSchema, tag: string): string[] {
 }
 
 /** The branch of `Tagged` for one or more tag values. */
-export const Branch = <K extends string, const V extends readonly string[], P extends Record<string, TSchema>>(tag: K, values: V, properties: P, options: Json = {}) =>
-  Type.Object({ [tag]: Literals(values), ...properties } as { [key in K]: TUnsafe<V[number]> } & P, options);
+export const Branch = <K extends string, const V extends readonly string[], P extends Record<string, TSchema>>(
+  tag: K,
+  values: V,
+  properties: P,
+  options: Json = {},
+) => Type.Object({ [tag]: Literals(values), ...properties } as { [key in K]: TUnsafe<V[number]> } & P, options);
 
 /** `if` the object's `tag` is `value`, `then` it must match `then` (a branch of an object whose tag may be left out). */
 export const When = (tag: string, value: string, then: object) => ({ if: { properties: { [tag]: { const: value } }, required: [tag] }, then });

@@ -22,7 +22,11 @@ const DocumentBlock = Branch('type', ['document'], {
     required: ['type'],
     description: '`{type: text, data}` or `{type: content, content}`.',
     properties: {
-      type: { type: 'string', enum: ['text', 'content'], [MESSAGE]: { enum: "unsupported document source '{value}'; only 'text' and 'content' documents are supported" } },
+      type: {
+        type: 'string',
+        enum: ['text', 'content'],
+        [MESSAGE]: { enum: "unsupported document source '{value}'; only 'text' and 'content' documents are supported" },
+      },
     },
     allOf: [When('type', 'text', Type.Object({ data: Type.String() })), When('type', 'content', Type.Object({ content: TextBlocks }))],
   }),
@@ -33,10 +37,18 @@ const ToolResultBlock = Type.Object({
   type: Literals(['tool_result']),
   tool_use_id: Id(),
   is_error: Maybe(Type.Boolean()),
-  content: Maybe(Type.Unsafe<string | (Static<typeof TextBlock> | ImageBlock | DocumentBlock)[]>({ type: ['string', 'array'], items: Tagged('type', [TextBlock, ImageBlock, DocumentBlock]) })),
+  content: Maybe(
+    Type.Unsafe<string | (Static<typeof TextBlock> | ImageBlock | DocumentBlock)[]>({
+      type: ['string', 'array'],
+      items: Tagged('type', [TextBlock, ImageBlock, DocumentBlock]),
+    }),
+  ),
 });
 const MidConversationSystemBlock = Type.Object({ type: Literals(['mid_conv_system']), content: TextBlocks });
-const ToolListEdit = Type.Object({ type: Literals(['tool_addition', 'tool_removal']) }, { description: 'Accepted and ignored: tool-list edits the router cannot forward.' });
+const ToolListEdit = Type.Object(
+  { type: Literals(['tool_addition', 'tool_removal']) },
+  { description: 'Accepted and ignored: tool-list edits the router cannot forward.' },
+);
 
 const USER_BLOCKS = ['text', 'image', 'document', 'tool_result', 'mid_conv_system', 'tool_addition', 'tool_removal'];
 export type UserBlock =
@@ -70,7 +82,7 @@ const UserContentBlock = Type.Unsafe<UserBlock>({
 const ThinkingBlock = Type.Object({ type: Literals(['thinking']), signature: Maybe(Type.String()), thinking: Type.String() });
 const RedactedThinkingBlock = Type.Object(
   { type: Literals(['redacted_thinking']), data: Type.String() },
-  { description: "Opaque, encrypted reasoning only Anthropic can read; it is dropped." },
+  { description: 'Opaque, encrypted reasoning only Anthropic can read; it is dropped.' },
 );
 const ToolUseBlock = Type.Object({ type: Literals(['tool_use']), id: Id(), name: Id(), input: Maybe(FreeObject()) });
 /** The blocks an assistant turn is read for (server-tool blocks pass the schema too, and are skipped). */
@@ -169,7 +181,11 @@ export const MessagesRequest = Type.Object({
   ),
   stream: Maybe(Type.Boolean({ default: false })),
   output_format: Maybe(
-    Type.Unsafe<Static<typeof JsonSchemaFormat>>({ ...JsonSchemaFormat, description: 'The older beta spelling of `output_config.format`; send one of the two.', deprecated: true }),
+    Type.Unsafe<Static<typeof JsonSchemaFormat>>({
+      ...JsonSchemaFormat,
+      description: 'The older beta spelling of `output_config.format`; send one of the two.',
+      deprecated: true,
+    }),
   ),
 });
 export type MessagesRequest = Static<typeof MessagesRequest>;
@@ -189,11 +205,16 @@ export const MessageObject = Type.Object(
     stop_sequence: Nullable(Type.String({ description: 'The stop sequence hit, if any.' })),
     usage: Type.Object({
       input_tokens: Type.Integer({
-        description: 'Input tokens not read from or written to the prompt cache (as Anthropic counts them). In a stream, `message_start` carries the real count.',
+        description:
+          'Input tokens not read from or written to the prompt cache (as Anthropic counts them). In a stream, `message_start` carries the real count.',
       }),
       output_tokens: Count,
-      cache_read_input_tokens: Type.Integer({ description: "Input tokens read from the provider's prompt cache (Anthropic upstreams report them; 0 otherwise)." }),
-      cache_creation_input_tokens: Type.Integer({ description: "Input tokens written to the provider's prompt cache (Anthropic upstreams report them; 0 otherwise)." }),
+      cache_read_input_tokens: Type.Integer({
+        description: "Input tokens read from the provider's prompt cache (Anthropic upstreams report them; 0 otherwise).",
+      }),
+      cache_creation_input_tokens: Type.Integer({
+        description: "Input tokens written to the provider's prompt cache (Anthropic upstreams report them; 0 otherwise).",
+      }),
     }),
   },
   { description: "A message object (the messages format's reply)." },

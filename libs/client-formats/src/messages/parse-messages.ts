@@ -18,7 +18,11 @@ export function parseMessagesRequest(body: unknown, options: ParseOptions): Pars
   const conversation = new ConversationBuilder();
   if (b.system !== undefined && b.system !== null) conversation.addSystem(texts(b.system));
   if (b.messages[0].role === 'system') {
-    throw new DomainError(ErrorCode.InvalidRequest, 'messages.0: a system role may not be the first message; use the top-level system field', 'messages.0.role');
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      'messages.0: a system role may not be the first message; use the top-level system field',
+      'messages.0.role',
+    );
   }
   for (const message of b.messages) {
     if (message.role === 'assistant') addAssistant(conversation, message.content);

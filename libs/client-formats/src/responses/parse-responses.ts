@@ -32,7 +32,9 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
     maxTokens: b.max_output_tokens ?? undefined,
     temperature: b.temperature ?? undefined,
     topP: b.top_p ?? undefined,
-    tools: b.tools?.flatMap((tool) => (tool.type !== 'function' ? [] : [functionDefinition(tool.function ?? (tool as Parameters<typeof functionDefinition>[0]))])),
+    tools: b.tools?.flatMap((tool) =>
+      tool.type !== 'function' ? [] : [functionDefinition(tool.function ?? (tool as Parameters<typeof functionDefinition>[0]))],
+    ),
     toolChoice: toolChoice(b.tool_choice),
     reasoning: buildReasoning(reasoningSignals(b.reasoning), options),
     stream: b.stream ?? false,

@@ -27,7 +27,8 @@ const MessageItem = Type.Object({
   role: Literals(['user', 'assistant', 'system', 'developer']),
   content: Type.Unsafe<string | ResponsesContentPart[]>({
     ...Content,
-    description: 'A string, or parts of type `input_text`, `output_text`, `refusal` or `input_image` (`image_url`). System and developer messages take text only.',
+    description:
+      'A string, or parts of type `input_text`, `output_text`, `refusal` or `input_image` (`image_url`). System and developer messages take text only.',
   }),
 });
 const FunctionCallItem = Type.Object({
@@ -50,7 +51,8 @@ const ReasoningItem = Type.Object(
 const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'];
 const when = (type: string, then: object) => When('type', type, then);
 
-export type ResponsesInputItem = Static<typeof MessageItem> | Static<typeof FunctionCallItem> | Static<typeof FunctionOutputItem> | Static<typeof ReasoningItem>;
+export type ResponsesInputItem =
+  Static<typeof MessageItem> | Static<typeof FunctionCallItem> | Static<typeof FunctionOutputItem> | Static<typeof ReasoningItem>;
 
 /** An input item, told apart by `type` (`message` when left out). */
 const InputItem = Type.Unsafe<ResponsesInputItem>({
@@ -65,7 +67,12 @@ const InputItem = Type.Unsafe<ResponsesInputItem>({
         .replace(/, ([^,]*)$/, ' or $1')}`,
     },
   },
-  allOf: [when('function_call', FunctionCallItem), when('function_call_output', FunctionOutputItem), when('reasoning', ReasoningItem), { if: { properties: { type: { enum: ['message', null] } } }, then: MessageItem }],
+  allOf: [
+    when('function_call', FunctionCallItem),
+    when('function_call_output', FunctionOutputItem),
+    when('reasoning', ReasoningItem),
+    { if: { properties: { type: { enum: ['message', null] } } }, then: MessageItem },
+  ],
 });
 
 /** Function tools flat (`{type, name, …}`) or nested under `function`; other (hosted) tools are skipped. */
@@ -96,16 +103,17 @@ const ToolChoice = Type.Unsafe<'auto' | 'none' | 'required' | { type: 'function'
   },
 });
 
-const TextFormat = Tagged('type', [
-  Branch('type', ['text'], {}),
-  Branch('type', ['json_object'], {}),
-  Branch('type', ['json_schema'], jsonSchemaFields(true)),
-]);
+const TextFormat = Tagged('type', [Branch('type', ['text'], {}), Branch('type', ['json_object'], {}), Branch('type', ['json_schema'], jsonSchemaFields(true))]);
 
 export const ResponsesRequest = Type.Object({
   model: Model,
   instructions: Maybe(Type.String({ description: 'System instructions.' })),
-  input: Type.Unsafe<string | ResponsesInputItem[]>({ type: ['string', 'array'], items: InputItem, minItems: 1, description: 'A string (one user message), or items.' }),
+  input: Type.Unsafe<string | ResponsesInputItem[]>({
+    type: ['string', 'array'],
+    items: InputItem,
+    minItems: 1,
+    description: 'A string (one user message), or items.',
+  }),
   web_search: WebSearch,
   max_output_tokens: Maybe(Type.Integer({ minimum: 1 })),
   temperature: Maybe(Type.Number({ minimum: 0, maximum: 2 })),
@@ -142,7 +150,10 @@ export const ResponsesRequest = Type.Object({
   ),
   metadata: Maybe(Type.Record(Type.String(), Type.String(), { description: 'Echoed back on the response.' })),
   store: Maybe(
-    Type.Boolean({ default: true, description: 'Store the reply for `GET /v1/responses/{id}`, `previous_response_id` and `item_reference`; `false` stores nothing.' }),
+    Type.Boolean({
+      default: true,
+      description: 'Store the reply for `GET /v1/responses/{id}`, `previous_response_id` and `item_reference`; `false` stores nothing.',
+    }),
   ),
   previous_response_id: Maybe(
     Type.String({
