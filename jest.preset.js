@@ -6,8 +6,10 @@ module.exports = {
   testEnvironment: 'node',
   // As at every app's entrypoint: decorators record type metadata only once this is loaded.
   setupFiles: ['reflect-metadata'],
+  // typebox ships ES modules only: jest (CommonJS) needs them compiled like our own files.
+  transformIgnorePatterns: ['/node_modules/(?!typebox/)'],
   transform: {
-    '^.+\\.ts$': [
+    '^.+\\.(ts|mjs)$': [
       '@swc/jest',
       {
         swcrc: false,
@@ -21,7 +23,7 @@ module.exports = {
       },
     ],
   },
-  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   coverageReporters: ['text-summary'],
   reporters: ['default', require.resolve('./tools/jest/summary-reporter.js')],
 };

@@ -1,6 +1,7 @@
 /**
  * @fastify/static (the API reference's assets) loads content-disposition, which ships ES modules
- * only: Node 20.19+ requires it natively, jest does not, so that one package is compiled for tests.
+ * only: Node 20.19+ requires it natively, jest does not, so that one package is compiled for tests
+ * (as typebox is, by the preset).
  */
 const ESM_ONLY = 'content-disposition';
 
@@ -12,5 +13,5 @@ export default {
   transform: {
     [`/node_modules/(.*/)?${ESM_ONLY}/.+\\.js$`]: ['@swc/jest', { swcrc: false, module: { type: 'commonjs' } }],
   },
-  transformIgnorePatterns: [`^(?!.*/node_modules/${ESM_ONLY}/).*/node_modules/`],
+  transformIgnorePatterns: [`^(?!.*/node_modules/(${ESM_ONLY}|typebox)/).*/node_modules/`],
 };

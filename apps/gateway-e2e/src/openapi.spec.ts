@@ -3,6 +3,7 @@
  * edge, checked against the routes that edge registered (it logs them at startup) and against what
  * the routes really answer.
  */
+import { clientFormat } from '@gateway/client-formats';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, createAccount, createProxyKey, TestAccount } from './support/api';
@@ -102,6 +103,14 @@ describe('GET /v1/openapi.json', () => {
         route,
         message: readsXApiKey ? 'Invalid API key' : expect.stringMatching(/^Missing API key/),
       });
+    }
+  });
+
+  it("documents each text format's request body exactly as the validator that checks it", () => {
+    const routes = { '/v1/chat/completions': 'chat', '/v1/responses': 'responses', '/v1/messages': 'messages' } as const;
+    for (const [path, format] of Object.entries(routes)) {
+      const documented = requestSchema(document, 'POST', path);
+      expect({ path, documented }).toEqual({ path, documented: JSON.parse(JSON.stringify(clientFormat(format).requestSchema)) });
     }
   });
 

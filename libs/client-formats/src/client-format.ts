@@ -1,3 +1,4 @@
+import type { TSchema } from 'typebox';
 import type { CanonicalResponse } from '@gateway/canonical';
 import type { ParsedClientRequest, ParseOptions } from './common/parse-common';
 import type { RenderContext } from './common/render-common';
@@ -21,6 +22,8 @@ export interface StoredStateRules {
  * through this object, so adding a format is one folder plus one line in `registry.ts`.
  */
 export interface ClientFormat {
+  /** The JSON Schema of a request body: what `parse` validates with, and what `/v1/openapi.json` publishes. */
+  requestSchema: TSchema;
   /** Validates a request body and converts it; throws a `DomainError` (400, `param` = field path) on the first problem. */
   parse(body: unknown, options: ParseOptions): ParsedClientRequest;
   /** The whole (non-streaming) reply body. */

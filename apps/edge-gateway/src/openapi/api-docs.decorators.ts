@@ -1,5 +1,9 @@
-import { applyDecorators, Type } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import type { ClientFormatSchemaName } from '@gateway/client-formats';
+
+/** A reference to one of the client formats' schemas, which `buildOpenApiDocument` puts under `components.schemas`. */
+export const formatSchemaRef = (name: ClientFormatSchemaName) => ({ $ref: `#/components/schemas/${name}` });
 
 /**
  * Statuses a route answers beyond those the document adds to every route by itself (see
@@ -13,14 +17,13 @@ export const ApiErrors = (descriptions: Record<number, string>) =>
  * A 200 that is one JSON object, or with `stream: true` a server-sent-event stream whose frames
  * follow the format's own streaming protocol.
  */
-export const ApiJsonOrEventStream = (type: Type<unknown>, description: string, stream: string) =>
+export const ApiJsonOrEventStream = (schema: ClientFormatSchemaName, description: string, stream: string) =>
   applyDecorators(
-    ApiExtraModels(type),
     ApiResponse({
       status: 200,
       description: `${description} With \`stream: true\`: ${stream}`,
       content: {
-        'application/json': { schema: { $ref: getSchemaPath(type) } },
+        'application/json': { schema: formatSchemaRef(schema) },
         'text/event-stream': { schema: { type: 'string', description: 'Server-sent events.' } },
       },
     }),

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { CLIENT_FORMAT_SCHEMAS } from '@gateway/client-formats';
 import { SecuritySchemes } from '../auth/auth.decorators';
 import { ERROR_BODY_SCHEMAS } from '../errors/error-bodies.openapi';
 import { publicPathOf } from '../http/legacy-urls';
@@ -57,9 +58,10 @@ const headerRefs = (names: string[]): Json => Object.fromEntries(names.map((name
 
 /**
  * The OpenAPI 3.1 document of every route the edge's controllers declare, generated from the
- * classes that validate (or describe) each route's input and output.
+ * classes that validate (or describe) each route's input and output, and from the client formats'
+ * schemas (`formatSchemas`: the ones the router's parsers compile, unless a test passes others).
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, formatSchemas: Record<string, object> = CLIENT_FORMAT_SCHEMAS): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Model Gateway API')
@@ -70,6 +72,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addSecurityRequirements(SecuritySchemes.bearer);
   for (const [name, description] of TAGS) builder.addTag(name, description);
   const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: Object.values(ERROR_BODY_SCHEMAS) });
+  // The client formats' schemas as the parsers compile them (JSON Schema 2020-12, OpenAPI 3.1's dialect).
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...structuredClone(formatSchemas) } };
   return finishDocument(document);
 }
 

@@ -1,11 +1,13 @@
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { createJsonLogger, JsonLoggerService, parseEnv } from '@gateway/platform';
+import { CLIENT_FORMAT_SCHEMAS, clientFormat, compileRequestValidator } from '@gateway/client-formats';
+import { createJsonLogger, DomainError, JsonLoggerService, parseEnv } from '@gateway/platform';
 import { join } from 'node:path';
 import { EdgeModule } from '../app.module';
 import { EdgeEnv } from '../config/edge.env';
 import { configureEdgeApp, createEdgeHttp } from '../http/edge-http';
+import { buildOpenApiDocument } from './openapi.document';
 import { apiRoutes, documentedOperations, undocumentedRoutes, unservedOperations } from './route-coverage';
 import type { RegisteredRoute } from './route-registry';
 
@@ -137,5 +139,41 @@ describe('the API reference (the edge app as main.ts builds it, in preview mode)
       expect({ asset, status: response.statusCode }).toEqual({ asset, status: 200 });
     }
     expect((await inject('/docs/swagger-ui-init.js')).body).toContain('"openapi": "3.1.0"');
+  });
+
+  describe('the client formats: the documented request rules are the enforced ones', () => {
+    const ROUTES = { '/v1/chat/completions': 'chat', '/v1/responses': 'responses', '/v1/messages': 'messages' } as const;
+    const bodyOf = (doc: OpenAPIObject, path: string): Json => {
+      const ref: string = (doc.paths[path].post as Json).requestBody.content['application/json'].schema.$ref;
+      return (doc.components?.schemas as Json)[ref.replace('#/components/schemas/', '')];
+    };
+    const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
+
+    it.each(Object.entries(ROUTES))('%s documents exactly the schema its parser validates with', (path, format) => {
+      expect(bodyOf(document, path)).toEqual(asJson(clientFormat(format).requestSchema));
+    });
+
+    it('a changed limit changes both the 400 and the document', () => {
+      const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 1.8 };
+      expect(() => clientFormat('chat').parse(body, { reasoningExcludeSuffix: false })).not.toThrow();
+      expect(bodyOf(document, '/v1/chat/completions').properties.temperature.maximum).toBe(2);
+
+      const schemas = asJson(CLIENT_FORMAT_SCHEMAS);
+      schemas.ChatCompletionRequest.properties.temperature.maximum = 1.5;
+      const error = (() => {
+        try {
+          compileRequestValidator(schemas.ChatCompletionRequest)(body);
+        } catch (thrown) {
+          return thrown as DomainError;
+        }
+      })();
+      expect(error).toBeInstanceOf(DomainError);
+      expect({ status: error?.status, message: error?.message, param: error?.param }).toEqual({
+        status: 400,
+        message: 'temperature: must be at most 1.5, got 1.8',
+        param: 'temperature',
+      });
+      expect(bodyOf(buildOpenApiDocument(app, schemas), '/v1/chat/completions').properties.temperature.maximum).toBe(1.5);
+    });
   });
 });

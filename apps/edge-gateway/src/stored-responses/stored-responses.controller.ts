@@ -14,10 +14,9 @@ import {
 } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import { CurrentPrincipal } from '../auth/auth.decorators';
-import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ApiErrors, formatSchemaRef } from '../openapi/api-docs.decorators';
 import { Unmetered } from '../policy/metering.decorators';
 import { ServiceClient } from '../nats/service-client';
-import { DeletedResponseSchema, ResponseInputItemListSchema, ResponseObjectSchema } from '../text-generation/openapi/responses.openapi';
 
 const NOT_FOUND = {
   404: "No stored response with this id for this key: unknown, expired, deleted, stored with `store: false`, or another account's (or, for a proxy or DevPass key, another key's).",
@@ -41,7 +40,7 @@ export class StoredResponsesController {
   @Unmetered('reads a stored response; nothing is generated')
   @ApiOperation({ summary: 'A stored response', description: 'The Response object as `POST /v1/responses` returned it.' })
   @ApiParam(ID_PARAM)
-  @ApiOkResponse({ type: ResponseObjectSchema })
+  @ApiOkResponse({ schema: formatSchemaRef('Response') })
   @ApiErrors(NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<Record<string, unknown>> {
     const record = await this.services.request<StoredResponseRecord>(Subjects.responsesGet, request(principal, id));
@@ -52,7 +51,7 @@ export class StoredResponsesController {
   @Unmetered('deletes a stored response; nothing is generated')
   @ApiOperation({ summary: 'Delete a stored response', description: 'Later references to it (`previous_response_id`, `item_reference`) get 404.' })
   @ApiParam(ID_PARAM)
-  @ApiOkResponse({ type: DeletedResponseSchema })
+  @ApiOkResponse({ schema: formatSchemaRef('DeletedResponse') })
   @ApiErrors(NOT_FOUND)
   delete(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<DeletedResponse> {
     return this.services.request(Subjects.responsesDelete, request(principal, id));
@@ -65,7 +64,7 @@ export class StoredResponsesController {
     description: 'Everything its model saw as input (with `previous_response_id`, the earlier turns too), newest first unless `order=asc`.',
   })
   @ApiParam(ID_PARAM)
-  @ApiOkResponse({ type: ResponseInputItemListSchema })
+  @ApiOkResponse({ schema: formatSchemaRef('ResponseInputItemList') })
   @ApiErrors({ ...NOT_FOUND, 400: 'A bad query parameter (`param` names it), or an `after` that is not an item of this response.' })
   inputItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: InputItemsQuery): Promise<InputItemsPage> {
     const { limit, order, after } = query;

@@ -2,12 +2,10 @@ import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AcceptsXApiKey, AuthenticatedRequest } from '../auth/auth.decorators';
-import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ApiErrors, formatSchemaRef } from '../openapi/api-docs.decorators';
 import { ErrorFormat } from '../policy/error-format.decorator';
 import { Unmetered } from '../policy/metering.decorators';
 import { RateLimitBucket } from '../policy/rate-limit-bucket.decorator';
-import { MessagesRequestSchema } from '../text-generation/openapi/messages.openapi';
-import { ResponsesRequestSchema } from '../text-generation/openapi/responses.openapi';
 import { MessagesTokenCountSchema, ResponsesInputTokensSchema } from './token-counting.openapi';
 import { TokenCountingService } from './token-counting.service';
 
@@ -35,7 +33,10 @@ export class TokenCountingController {
   @ErrorFormat('anthropic')
   @AcceptsXApiKey()
   @ApiOperation({ summary: 'Count input tokens (Anthropic Messages format)', description: `${HOW_COUNTED} The key may be sent as \`x-api-key\`.` })
-  @ApiBody({ type: MessagesRequestSchema, description: 'A Messages body; `max_tokens`, `stream` and other generation settings are accepted and ignored.' })
+  @ApiBody({
+    schema: formatSchemaRef('MessagesRequest'),
+    description: 'A Messages body; `max_tokens`, `stream` and other generation settings are accepted and ignored.',
+  })
   @ApiOkResponse({ type: MessagesTokenCountSchema })
   @ApiErrors(COUNT_ERRORS)
   messages(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<void> {
@@ -47,7 +48,7 @@ export class TokenCountingController {
   @Unmetered('counts input tokens without generating: free, no reservation, no usage event')
   @RateLimitBucket('token-count')
   @ApiOperation({ summary: 'Count input tokens (OpenAI Responses format)', description: `${HOW_COUNTED} \`model\` and \`input\` are required.` })
-  @ApiBody({ type: ResponsesRequestSchema, description: 'A Responses body; generation settings are accepted and ignored.' })
+  @ApiBody({ schema: formatSchemaRef('ResponsesRequest'), description: 'A Responses body; generation settings are accepted and ignored.' })
   @ApiOkResponse({ type: ResponsesInputTokensSchema })
   @ApiErrors(COUNT_ERRORS)
   responses(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<void> {

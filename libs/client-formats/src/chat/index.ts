@@ -1,4 +1,5 @@
 import type { ClientFormat } from '../client-format';
+import { ChatCompletionRequest } from './chat.schema';
 import { chatStreamErrorFrame, openaiErrorBody } from './error-body';
 import { parseChatRequest } from './parse-chat';
 import { renderChat } from './render-chat';
@@ -6,6 +7,7 @@ import { ChatStreamEncoder } from './stream-chat';
 
 /** OpenAI chat completions, `POST /v1/chat/completions`. */
 export const chatFormat: ClientFormat = {
+  requestSchema: ChatCompletionRequest,
   parse: parseChatRequest,
   render: renderChat,
   createStreamEncoder: (context) => new ChatStreamEncoder(context),

@@ -1,5 +1,5 @@
 import type { CanonicalRequest, ReasoningOptions } from '@gateway/canonical';
-import { fail, JsonObject, optionalBoolean, requireOneOf } from './validate';
+import type { EFFORT_LEVELS } from './common.schema';
 
 export interface ParseOptions {
   /** The caller stripped `:reasoning-exclude` from the model id: reasoning must not be returned. */
@@ -25,14 +25,21 @@ export interface ParsedClientRequest {
 export type Effort = NonNullable<ReasoningOptions['effort']>;
 
 /**
- * Reads a client effort level. Clients send more levels than the canonical three; the extra ones
- * are folded into the nearest canonical level, and `none` means "no reasoning".
+ * A client effort level (already checked against `EFFORT_LEVELS`). Clients send more levels than
+ * the canonical three; the extra ones are folded into the nearest canonical level, and `none`
+ * means "no reasoning".
  */
-export function parseEffort(value: unknown, param: string): Effort | 'none' {
-  const level = requireOneOf(value, ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const, param);
+export function foldEffort(level: (typeof EFFORT_LEVELS)[number]): Effort | 'none' {
   if (level === 'minimal') return 'low';
   if (level === 'xhigh' || level === 'max') return 'high';
   return level;
+}
+
+/** What an effort level says about reasoning: `none` turns it off, any other level on at that effort. */
+export function effortSignals(level: (typeof EFFORT_LEVELS)[number] | null | undefined): ReasoningSignals {
+  if (level === undefined || level === null) return {};
+  const effort = foldEffort(level);
+  return effort === 'none' ? { enabled: false } : { enabled: true, effort };
 }
 
 /** The reasoning-related facts a client body gave, each undefined when the body did not say. */
@@ -55,21 +62,6 @@ export function buildReasoning(signals: ReasoningSignals, options: ParseOptions)
   if (signals.budgetTokens !== undefined) reasoning.budgetTokens = signals.budgetTokens;
   if (signals.effort !== undefined) reasoning.effort = signals.effort;
   return reasoning;
-}
-
-/**
- * `web_search` (chat, responses): `false` is accepted; `true` is refused rather than ignored, since no
- * model behind the gateway searches the web.
- */
-export function refuseWebSearch(body: JsonObject): void {
-  if (optionalBoolean(body, 'web_search', '') === true) {
-    fail('web_search', 'web search is not available on this gateway; send false or leave it out');
-  }
-}
-
-/** Throws when a required field is absent (undefined or null). */
-export function requirePresent(value: unknown, param: string): void {
-  if (value === undefined || value === null) fail(param, 'is required');
 }
 
 /** Drops undefined values so canonical requests carry only what the client set. */

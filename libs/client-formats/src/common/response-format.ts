@@ -4,37 +4,30 @@
  * object, bounded in depth and size); whether a model honours it is the provider's business.
  */
 import type { ResponseFormat } from '@gateway/canonical';
-import { fail, isObject, type JsonObject, optionalBoolean, optionalObject, optionalString, path, requireObject, requireOneOf, requireString } from './validate';
+import type { JsonSchemaSpec } from './common.schema';
+import { fail, isObject, path, requireObject, requireString } from './validate';
 
 /** Serialized size above which a schema is refused (OpenAI caps schemas at a similar size). */
 export const MAX_SCHEMA_CHARS = 100_000;
 /** Nesting depth (objects and arrays) above which a schema is refused. */
 export const MAX_SCHEMA_DEPTH = 64;
-/** OpenAI's rule for `json_schema.name`; Anthropic tool names accept the same characters. */
-const SCHEMA_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Chat `response_format`: `{type: text}`, `{type: json_object}` or `{type: json_schema, json_schema: {name, schema, strict?, description?}}`. */
-export function parseChatResponseFormat(body: JsonObject): ResponseFormat | undefined {
-  const format = optionalObject(body, 'response_format', '');
-  if (!format) return undefined;
+type FormatChoice = { type: 'text' } | { type: 'json_object' } | ({ type: 'json_schema' } & JsonSchemaSpec);
+
+/** Chat `response_format` (the schema under `json_schema`), already checked against the request schema. */
+export function chatResponseFormat(format: { type: string; json_schema?: JsonSchemaSpec } | null | undefined): ResponseFormat | undefined {
+  if (!format || format.type === 'text') return undefined;
   const param = 'response_format';
-  const type = requireOneOf(format.type, ['text', 'json_object', 'json_schema'] as const, path(param, 'type'));
-  if (type === 'text') return undefined;
-  if (type === 'json_object') return { type, param };
-  const spec = requireObject(format.json_schema, path(param, 'json_schema'));
-  return jsonSchemaFormat(spec, path(param, 'json_schema'), param, true);
+  if (format.type === 'json_object') return { type: 'json_object', param };
+  return jsonSchemaFormat(format.json_schema as JsonSchemaSpec, path(param, 'json_schema'), param);
 }
 
 /** Responses `text.format`: the same three types, the schema's fields flat beside `type`. */
-export function parseResponsesTextFormat(body: JsonObject): ResponseFormat | undefined {
-  const text = optionalObject(body, 'text', '');
-  const format = text ? optionalObject(text, 'format', 'text') : undefined;
-  if (!format) return undefined;
+export function responsesTextFormat(format: FormatChoice | null | undefined): ResponseFormat | undefined {
+  if (!format || format.type === 'text') return undefined;
   const param = 'text.format';
-  const type = requireOneOf(format.type, ['text', 'json_object', 'json_schema'] as const, path(param, 'type'));
-  if (type === 'text') return undefined;
-  if (type === 'json_object') return { type, param };
-  return jsonSchemaFormat(format, param, param, true);
+  if (format.type === 'json_object') return { type: 'json_object', param };
+  return jsonSchemaFormat(format, param, param);
 }
 
 /**
@@ -42,32 +35,20 @@ export function parseResponsesTextFormat(body: JsonObject): ResponseFormat | und
  * `output_format` of the same shape, which `client.beta.messages` still sends. Anthropic has no
  * JSON-object mode.
  */
-export function parseMessagesOutputFormat(body: JsonObject): ResponseFormat | undefined {
-  const config = optionalObject(body, 'output_config', '');
-  const current = config ? optionalObject(config, 'format', 'output_config') : undefined;
-  const beta = optionalObject(body, 'output_format', '');
+export function messagesOutputFormat(current: JsonSchemaSpec | null | undefined, beta: JsonSchemaSpec | null | undefined): ResponseFormat | undefined {
   if (current && beta) fail('output_format', 'send either output_config.format or the older output_format, not both');
   const format = current ?? beta;
   if (!format) return undefined;
   const param = current ? 'output_config.format' : 'output_format';
-  requireOneOf(format.type, ['json_schema'] as const, path(param, 'type'));
-  return jsonSchemaFormat(format, param, param, false);
+  return jsonSchemaFormat(format, param, param);
 }
 
-function jsonSchemaFormat(spec: JsonObject, at: string, param: string, nameRequired: boolean): ResponseFormat {
-  if (nameRequired && (spec.name === undefined || spec.name === null)) fail(path(at, 'name'), 'is required');
-  const name = optionalString(spec, 'name', at);
-  if (name !== undefined && !SCHEMA_NAME.test(name)) {
-    fail(path(at, 'name'), 'must be 1 to 64 letters, digits, underscores or dashes');
-  }
-  if (spec.schema === undefined || spec.schema === null) fail(path(at, 'schema'), 'is required');
+function jsonSchemaFormat(spec: JsonSchemaSpec, at: string, param: string): ResponseFormat {
   const schema = requireSchema(spec.schema, path(at, 'schema'));
   const format: ResponseFormat = { type: 'json_schema', schema, param };
-  if (name !== undefined) format.name = name;
-  const description = optionalString(spec, 'description', at);
-  if (description !== undefined) format.description = description;
-  const strict = optionalBoolean(spec, 'strict', at);
-  if (strict !== undefined) format.strict = strict;
+  if (spec.name !== undefined && spec.name !== null) format.name = spec.name;
+  if (spec.description !== undefined && spec.description !== null) format.description = spec.description;
+  if (spec.strict !== undefined && spec.strict !== null) format.strict = spec.strict;
   return format;
 }
 

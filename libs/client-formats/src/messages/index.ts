@@ -1,4 +1,5 @@
 import type { ClientFormat } from '../client-format';
+import { MessagesRequest } from './messages.schema';
 import { anthropicErrorBody, messagesStreamErrorFrame } from './error-body';
 import { parseMessagesRequest } from './parse-messages';
 import { renderMessages } from './render-messages';
@@ -6,6 +7,7 @@ import { MessagesStreamEncoder } from './stream-messages';
 
 /** Anthropic messages, `POST /v1/messages`. */
 export const messagesFormat: ClientFormat = {
+  requestSchema: MessagesRequest,
   parse: parseMessagesRequest,
   render: renderMessages,
   createStreamEncoder: (context) => new MessagesStreamEncoder(context),

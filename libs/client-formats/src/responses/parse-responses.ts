@@ -1,148 +1,91 @@
 /**
- * OpenAI Responses request body → canonical request.
+ * OpenAI Responses request body → canonical request. `ResponsesRequest` (responses.schema.ts)
+ * checks the body; what is left here is what a schema cannot say.
  *
  * Everything the model should see is in `input`: a string, or the flat item list OpenAI's SDKs send
  * (messages, function calls and their outputs, reasoning items replayed from an earlier response).
  * `previous_response_id` and `item_reference` items refer to stored responses: the router replaces
  * them with the stored items (`stored-state.ts`) before this parse sees the body.
  */
-import type { CanonicalRequest, ContentPart, ToolChoice, ToolDefinition } from '@gateway/canonical';
+import type { CanonicalRequest, ContentPart, ToolChoice } from '@gateway/canonical';
 import { ConversationBuilder } from '../common/conversation';
-import { parseResponsesTextFormat } from '../common/response-format';
+import { responsesTextFormat } from '../common/response-format';
 import { functionDefinition } from '../chat/parse-chat';
-import {
-  buildReasoning,
-  compact,
-  parseEffort,
-  refuseWebSearch,
-  requirePresent,
-  type ParsedClientRequest,
-  type ParseOptions,
-  type ReasoningSignals,
-} from '../common/parse-common';
-import {
-  fail,
-  isObject,
-  type JsonObject,
-  optionalBoolean,
-  optionalNumber,
-  optionalObject,
-  optionalString,
-  path,
-  requireArray,
-  requireBody,
-  requireModel,
-  requireObject,
-  requireOneOf,
-  requireString,
-} from '../common/validate';
+import { buildReasoning, compact, foldEffort, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';
+import { compileRequestValidator } from '../common/schema';
+import { fail, path } from '../common/validate';
+import { type ResponsesContentPart, type ResponsesInputItem, ResponsesRequest } from './responses.schema';
 
-const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
+const validate = compileRequestValidator(ResponsesRequest);
 
 export function parseResponsesRequest(body: unknown, options: ParseOptions): ParsedClientRequest {
-  const b = requireBody(body);
-  const model = requireModel(b);
+  const b = validate(body);
   const conversation = new ConversationBuilder();
-  const instructions = optionalString(b, 'instructions', '');
-  if (instructions !== undefined) conversation.addSystem(instructions);
-  addInput(conversation, b.input);
-  refuseWebSearch(b);
+  if (b.instructions !== undefined && b.instructions !== null) conversation.addSystem(b.instructions);
+  if (typeof b.input === 'string') conversation.addUser([{ type: 'text', text: b.input }]);
+  else b.input.forEach((item, i) => addItem(conversation, item, path('input', i)));
 
   const request: CanonicalRequest = compact({
-    model,
+    model: b.model,
     system: conversation.system,
     messages: conversation.messages,
-    maxTokens: optionalNumber(b, 'max_output_tokens', '', { integer: true, min: 1 }),
-    temperature: optionalNumber(b, 'temperature', '', { min: 0, max: 2 }),
-    topP: optionalNumber(b, 'top_p', '', { min: 0, max: 1 }),
-    tools: parseTools(b.tools),
-    toolChoice: parseToolChoice(b.tool_choice),
-    reasoning: buildReasoning(parseReasoningSignals(b), options),
-    stream: optionalBoolean(b, 'stream', '') ?? false,
-    logprobs: wantsLogprobs(b.include),
-    topLogprobs: optionalNumber(b, 'top_logprobs', '', { integer: true, min: 0, max: 20 }),
-    user: optionalString(b, 'user', '') ?? optionalString(b, 'safety_identifier', ''),
-    responseFormat: parseResponsesTextFormat(b),
+    maxTokens: b.max_output_tokens ?? undefined,
+    temperature: b.temperature ?? undefined,
+    topP: b.top_p ?? undefined,
+    tools: b.tools?.flatMap((tool) =>
+      tool.type !== 'function' ? [] : [functionDefinition(tool.function ?? (tool as Parameters<typeof functionDefinition>[0]))],
+    ),
+    toolChoice: toolChoice(b.tool_choice),
+    reasoning: buildReasoning(reasoningSignals(b.reasoning), options),
+    stream: b.stream ?? false,
+    // Responses ask for logprobs through `include: ['message.output_text.logprobs']`.
+    logprobs: b.include?.includes('message.output_text.logprobs') || undefined,
+    topLogprobs: b.top_logprobs ?? undefined,
+    user: b.user ?? b.safety_identifier ?? undefined,
+    responseFormat: responsesTextFormat(b.text?.format),
   });
   if (request.messages.length === 0) fail('input', 'must contain at least one message');
   return {
     request,
     reasoningContentCompat: false,
-    metadata: parseMetadata(b.metadata),
-    store: optionalBoolean(b, 'store', '') ?? true,
-    previousResponseId: optionalString(b, 'previous_response_id', ''),
+    metadata: b.metadata ?? undefined,
+    store: b.store ?? true,
+    previousResponseId: b.previous_response_id ?? undefined,
   };
 }
 
-function addInput(conversation: ConversationBuilder, input: unknown): void {
-  requirePresent(input, 'input');
-  if (typeof input === 'string') {
-    conversation.addUser([{ type: 'text', text: input }]);
-    return;
-  }
-  requireArray(input, 'input', { nonEmpty: true }).forEach((item, i) => addItem(conversation, requireObject(item, path('input', i)), path('input', i)));
-}
-
-function addItem(conversation: ConversationBuilder, item: JsonObject, at: string): void {
-  const type = item.type ?? 'message';
-  switch (type) {
-    case 'message':
-      return addMessage(conversation, item, at);
+function addItem(conversation: ConversationBuilder, item: ResponsesInputItem, at: string): void {
+  switch (item.type) {
     case 'function_call':
-      conversation.appendToAssistant(
-        [],
-        [
-          {
-            id: requireString(item.call_id, path(at, 'call_id'), { nonEmpty: true }),
-            name: requireString(item.name, path(at, 'name'), { nonEmpty: true }),
-            arguments: requireString(item.arguments, path(at, 'arguments')),
-          },
-        ],
-      );
+      conversation.appendToAssistant([], [{ id: item.call_id, name: item.name, arguments: item.arguments }]);
       return;
     case 'function_call_output':
-      return addFunctionOutput(conversation, item, at);
+      return addFunctionOutput(conversation, item.call_id, item.output);
     case 'reasoning': {
       // Replayed reasoning from an earlier turn opens that assistant turn. One with only
       // `encrypted_content` (readable by OpenAI alone) adds nothing.
-      const parts = reasoningParts(item, at);
-      if (parts.length > 0) conversation.appendToAssistant(parts);
+      const summary = item.summary ?? [];
+      const text = (summary.length > 0 ? summary : (item.content ?? [])).map((part) => part.text).join('\n\n');
+      if (text) conversation.appendToAssistant([{ type: 'thinking', text }]);
       return;
     }
-    default:
-      fail(path(at, 'type'), `unsupported input item type ${JSON.stringify(type)}; expected 'message', 'function_call', 'function_call_output' or 'reasoning'`);
-  }
-}
-
-function addMessage(conversation: ConversationBuilder, item: JsonObject, at: string): void {
-  requirePresent(item.role, path(at, 'role'));
-  const role = requireOneOf(item.role, MESSAGE_ROLES, path(at, 'role'));
-  const contentAt = path(at, 'content');
-  requirePresent(item.content, contentAt);
-  if (role === 'system' || role === 'developer') {
-    conversation.addSystem(textOf(contentParts(item.content, contentAt), contentAt));
-  } else if (role === 'assistant') {
-    conversation.appendToAssistant(contentParts(item.content, contentAt).filter((p) => p.type !== 'text' || p.text !== ''));
-  } else {
-    conversation.addUser(contentParts(item.content, contentAt));
+    default: {
+      const parts = contentParts(item.content);
+      if (item.role === 'system' || item.role === 'developer') conversation.addSystem(textOf(parts, path(at, 'content')));
+      else if (item.role === 'assistant') conversation.appendToAssistant(parts.filter((p) => p.type !== 'text' || p.text !== ''));
+      else conversation.addUser(parts);
+    }
   }
 }
 
 /** Message content: a string, or input/output parts (assistant history uses `output_text`). */
-function contentParts(value: unknown, at: string): ContentPart[] {
+function contentParts(value: string | ResponsesContentPart[]): ContentPart[] {
   if (typeof value === 'string') return [{ type: 'text', text: value }];
-  return requireArray(value, at).map((part, i) => contentPart(requireObject(part, path(at, i)), path(at, i)));
-}
-
-function contentPart(part: JsonObject, at: string): ContentPart {
-  const type = requireOneOf(part.type, ['input_text', 'output_text', 'refusal', 'input_image'] as const, path(at, 'type'));
-  if (type === 'refusal') return { type: 'text', text: requireString(part.refusal, path(at, 'refusal')) };
-  if (type !== 'input_image') return { type: 'text', text: requireString(part.text, path(at, 'text')) };
-  if (part.image_url === undefined || part.image_url === null) {
-    // `file_id` points at OpenAI's file store, which the router cannot read.
-    fail(path(at, 'image_url'), 'is required (file_id images are not supported)');
-  }
-  return { type: 'image', url: requireString(part.image_url, path(at, 'image_url'), { nonEmpty: true }) };
+  return value.map((part) => {
+    if (part.type === 'refusal') return { type: 'text', text: part.refusal };
+    if (part.type === 'input_image') return { type: 'image', url: part.image_url };
+    return { type: 'text', text: part.text };
+  });
 }
 
 /** System text must be plain text. */
@@ -150,15 +93,12 @@ function textOf(parts: ContentPart[], at: string): string {
   return parts.map((p, i) => (p.type === 'text' ? p.text : fail(path(at, i, 'type'), 'system and developer messages may only contain text'))).join('');
 }
 
-function addFunctionOutput(conversation: ConversationBuilder, item: JsonObject, at: string): void {
-  const callId = requireString(item.call_id, path(at, 'call_id'), { nonEmpty: true });
-  const outputAt = path(at, 'output');
-  requirePresent(item.output, outputAt);
-  if (typeof item.output === 'string') {
-    conversation.addToolResult(callId, item.output);
+function addFunctionOutput(conversation: ConversationBuilder, callId: string, output: string | ResponsesContentPart[]): void {
+  if (typeof output === 'string') {
+    conversation.addToolResult(callId, output);
     return;
   }
-  const parts = contentParts(item.output, outputAt);
+  const parts = contentParts(output);
   const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
   conversation.addToolResult(
     callId,
@@ -168,82 +108,24 @@ function addFunctionOutput(conversation: ConversationBuilder, item: JsonObject, 
   );
 }
 
-/** A reasoning item's summary (or, failing that, its raw content) as one thinking part. */
-function reasoningParts(item: JsonObject, at: string): ContentPart[] {
-  const texts = (key: 'summary' | 'content'): string[] => {
-    const value = item[key];
-    if (value === undefined || value === null) return [];
-    return requireArray(value, path(at, key)).map((part, i) => {
-      const p = requireObject(part, path(at, key, i));
-      return requireString(p.text, path(at, key, i, 'text'));
-    });
-  };
-  const summary = texts('summary');
-  const text = (summary.length > 0 ? summary : texts('content')).join('\n\n');
-  return text ? [{ type: 'thinking', text }] : [];
-}
-
-/**
- * Accepts both the spec's nested `{type:'function', function:{...}}` and OpenAI's flat
- * `{type:'function', name, ...}`. Hosted tools (`web_search`, `file_search`, ...) run on OpenAI's
- * side and cannot be offered to other models, so they are skipped.
- */
-function parseTools(value: unknown): ToolDefinition[] | undefined {
+function toolChoice(value: ResponsesRequest['tool_choice']): ToolChoice | undefined {
   if (value === undefined || value === null) return undefined;
-  const tools: ToolDefinition[] = [];
-  requireArray(value, 'tools').forEach((item, i) => {
-    const at = path('tools', i);
-    const tool = requireObject(item, at);
-    const type = requireString(tool.type, path(at, 'type'), { nonEmpty: true });
-    if (type !== 'function') return;
-    tools.push(isObject(tool.function) ? functionDefinition(tool.function, path(at, 'function')) : functionDefinition(tool, at));
-  });
-  return tools;
-}
-
-function parseToolChoice(value: unknown): ToolChoice | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return requireOneOf(value, ['auto', 'none', 'required'] as const, 'tool_choice');
-  const choice = requireObject(value, 'tool_choice');
-  requireOneOf(choice.type, ['function'] as const, 'tool_choice.type');
-  if (isObject(choice.function)) {
-    return { name: requireString(choice.function.name, 'tool_choice.function.name', { nonEmpty: true }) };
-  }
-  return { name: requireString(choice.name, 'tool_choice.name', { nonEmpty: true }) };
+  if (typeof value === 'string') return value;
+  return { name: (value.function?.name ?? value.name) as string };
 }
 
 /**
  * `reasoning: {effort?, summary?}` asks for reasoning. A `summary` of `false` (the spec's boolean
  * form) asks for it not to be returned.
  */
-function parseReasoningSignals(b: JsonObject): ReasoningSignals {
-  const reasoning = optionalObject(b, 'reasoning', '');
+function reasoningSignals(reasoning: ResponsesRequest['reasoning']): ReasoningSignals {
   if (!reasoning) return {};
   const signals: ReasoningSignals = { enabled: true };
   if (reasoning.effort !== undefined && reasoning.effort !== null) {
-    const effort = parseEffort(reasoning.effort, 'reasoning.effort');
+    const effort = foldEffort(reasoning.effort);
     if (effort === 'none') signals.enabled = false;
     else signals.effort = effort;
   }
-  const summary = reasoning.summary;
-  if (typeof summary === 'boolean') signals.exclude = !summary;
-  else if (summary !== undefined && summary !== null) {
-    requireOneOf(summary, ['auto', 'concise', 'detailed'] as const, 'reasoning.summary');
-  }
+  if (typeof reasoning.summary === 'boolean') signals.exclude = !reasoning.summary;
   return signals;
-}
-
-/** Responses ask for logprobs through `include: ['message.output_text.logprobs']`. */
-function wantsLogprobs(value: unknown): boolean | undefined {
-  if (value === undefined || value === null) return undefined;
-  const include = requireArray(value, 'include').map((entry, i) => requireString(entry, path('include', i)));
-  return include.includes('message.output_text.logprobs') || undefined;
-}
-
-/** OpenAI metadata: an object of string values, echoed back on the response. */
-function parseMetadata(value: unknown): Record<string, unknown> | undefined {
-  if (value === undefined || value === null) return undefined;
-  const metadata = requireObject(value, 'metadata');
-  for (const [key, entry] of Object.entries(metadata)) requireString(entry, path('metadata', key));
-  return metadata;
 }
