@@ -10,7 +10,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 
 type Json = Record<string, unknown>;
 
