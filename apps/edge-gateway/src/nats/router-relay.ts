@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { TimeoutError } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRelay } from '../policy/metering.decorators';
 import { ServiceClient } from './service-client';
 import { RouterProbes, RouterWatch, RouterWatchLimits } from './router-liveness';
 
@@ -70,6 +71,7 @@ const isHeartbeat = (frame: { kind?: unknown }): frame is HeartbeatFrame => fram
  * client that goes away cancels the request (the router records it as cancelled).
  */
 @Injectable()
+@MeteredRelay()
 export class RouterRelay {
   private readonly limits: RouterWatchLimits;
 
