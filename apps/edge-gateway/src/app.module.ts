@@ -8,7 +8,6 @@ import {
   JetStreamConnection,
   JETSTREAM_SERVERS,
   JsonLoggerService,
-  NATS_RECONNECT_OPTIONS,
   ObservabilityModule,
   READINESS_CHECKS,
   ReadinessCheck,

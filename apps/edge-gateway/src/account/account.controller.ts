@@ -1,6 +1,6 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AccountLogsRequest, AccountSummaryRequest, LogEntry, LogsPage, LogsQuery, Principal, UsageSummary, Rpc } from '@gateway/contracts';
+import { AccountLogsRequest, AccountSummaryRequest, LogEntry, LogsQuery, Principal, UsageSummary, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import { FreeSummaryPoll } from '../policy/metering.decorators';

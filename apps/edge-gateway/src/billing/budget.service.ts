@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AccountBudget, AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Rpc } from '@gateway/contracts';
+import { AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Rpc } from '@gateway/contracts';
 import { AdmitGate, AdmitResult, BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, ReserveRequest, ReserveResult, toNano } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetRecovery } from './budget-recovery';

@@ -7,7 +7,6 @@ import {
   InputItemsQuery,
   InputItemsRequest,
   Principal,
-  StoredResponseRecord,
   StoredResponseRequest,
   StoredResponseScope,
   Rpc,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, TextFormat, TextFrame, TextGenerationRequest, Rpc } from '@gateway/contracts';
+import { ErrorCode, TextFormat, TextGenerationRequest, Rpc } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { AuthenticatedRequest } from '../auth/auth.decorators';

@@ -3,7 +3,6 @@ import {
   ErrorCode,
   isDomainErrorPayload,
   SaveStoredResponseRequest,
-  StoredItems,
   StoredItemsRequest,
   StoredResponseRecord,
   StoredResponseRequest,

@@ -2,7 +2,6 @@ import type { MetadataStorage } from 'class-transformer/types/MetadataStorage';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 
 // class-transformer exports its @Type() registry only from this path, without typings.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as { defaultMetadataStorage: MetadataStorage };
 
 type JsonSchema = Record<string, unknown>;

@@ -59,9 +59,9 @@ export interface RpcContract<Request = object, Reply = unknown, Kind extends Rpc
 
 export type RequestOf<C> = C extends RpcContract<infer Request> ? Request : never;
 export type ReplyOf<C> = C extends RpcContract<unknown, infer Reply> ? Reply : never;
-export type RequestContract = RpcContract<any, any, 'request'>; // eslint-disable-line @typescript-eslint/no-explicit-any
-export type StreamContract = RpcContract<any, any, 'stream'>; // eslint-disable-line @typescript-eslint/no-explicit-any
-export type EventContract = RpcContract<any, never, 'event'>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type RequestContract = RpcContract<any, any, 'request'>;
+export type StreamContract = RpcContract<any, any, 'stream'>;
+export type EventContract = RpcContract<any, never, 'event'>;
 
 const request = <Request extends object, Reply>(subject: string, dto?: Dto<Request>, queue?: string | false) =>
   ({ subject, kind: 'request', request: dto, queue }) as RpcContract<Request, Reply, 'request'>;

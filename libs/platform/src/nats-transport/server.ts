@@ -32,8 +32,7 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
 
   async listen(callback: (error?: unknown) => void): Promise<void> {
     try {
-      const { queue: _queue, ...connection } = this.options;
-      this.connection = await connect(connection);
+      this.connection = await connect({ ...this.options, queue: undefined } as ConnectionOptions);
       natsLivenessCheck('nats', this.connection);
       for (const [subject, handler] of this.messageHandlers) this.subscribe(this.connection, subject, handler);
       callback();

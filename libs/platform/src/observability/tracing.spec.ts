@@ -1,6 +1,5 @@
-import { NatsRecordBuilder } from '@nestjs/microservices';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
-import { headers as natsHeaders, JSONCodec, MsgHdrs } from 'nats';
+import { headers as natsHeaders, MsgHdrs } from 'nats';
 import {
   activeTraceIds,
   extractNatsTraceContext,
