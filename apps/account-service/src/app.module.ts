@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { healthSubject } from '@gateway/contracts';
+import { Rpc } from '@gateway/contracts';
 import { postgresReadinessProvider, PrismaModule } from '@gateway/db';
 import { HealthController, healthRpcController } from '@gateway/platform';
 import { AccountEnv } from './account.env';
@@ -17,7 +17,7 @@ export class AccountServiceModule {
     return {
       module: AccountServiceModule,
       imports: [PrismaModule.forRoot(env.DATABASE_URL)],
-      controllers: [UsageController, StoredResponsesController, HealthController, healthRpcController(healthSubject('account-service'))],
+      controllers: [UsageController, StoredResponsesController, HealthController, healthRpcController(Rpc.health('account-service'))],
       providers: [
         postgresReadinessProvider,
         UsageRepository,

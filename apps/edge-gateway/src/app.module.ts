@@ -1,22 +1,20 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { ClientsModule, Transport } from '@nestjs/microservices';
-import { healthSubject } from '@gateway/contracts';
+import { Rpc } from '@gateway/contracts';
 import {
   BudgetStore,
   DtoValidationPipe,
   JetStreamConnection,
   JETSTREAM_SERVERS,
   JsonLoggerService,
-  NATS_RECONNECT_OPTIONS,
   ObservabilityModule,
   READINESS_CHECKS,
   ReadinessCheck,
   REDIS_URL,
   RedisConnection,
   splitList,
-  TracingNatsSerializer,
+  NatsRpcClient,
 } from '@gateway/platform';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { RevocationEpochs } from './auth/revocation-epochs';
@@ -32,8 +30,8 @@ import { HttpExceptionFilter } from './errors/http-exception.filter';
 import { EdgeHealthController } from './health/health.controller';
 import { EdgeMetricsController } from './health/metrics.controller';
 import { MasterKeyController } from './master-key/master-key.controller';
-import { NATS_CLIENT, NATS_REQUEST_TIMEOUT_MS, ServiceClient } from './nats/service-client';
-import { ReplyInbox } from './nats/reply-inbox';
+import { NATS_REQUEST_TIMEOUT_MS, ServiceClient } from './nats/service-client';
+import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS, RouterRelay } from './nats/router-relay';
 import { RouterProbes } from './nats/router-liveness';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
@@ -44,7 +42,7 @@ import { DecisionsController } from './decisions/decisions.controller';
 import { DecisionsService } from './decisions/decisions.service';
 import { StoredResponsesController } from './stored-responses/stored-responses.controller';
 import { TextGenerationController } from './text-generation/text-generation.controller';
-import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS, TextGenerationService } from './text-generation/text-generation.service';
+import { TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
 import { createObjectStore, FileUrls, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
@@ -68,17 +66,7 @@ export class EdgeModule {
     });
     return {
       module: EdgeModule,
-      imports: [
-        ObservabilityModule.forRoot({ metricsEndpoint: false, logger }),
-        ClientsModule.register([
-          {
-            name: NATS_CLIENT,
-            transport: Transport.NATS,
-            // Every request and event carries the caller's trace context in its headers.
-            options: { servers: splitList(env.NATS_URL), name: 'edge-gateway', serializer: new TracingNatsSerializer(), ...NATS_RECONNECT_OPTIONS },
-          },
-        ]),
-      ],
+      imports: [ObservabilityModule.forRoot({ metricsEndpoint: false, logger })],
       controllers: [
         EdgeHealthController,
         EdgeMetricsController,
@@ -105,6 +93,8 @@ export class EdgeModule {
         { provide: INFERENCE_SILENCE_TIMEOUT_MS, useValue: env.INFERENCE_SILENCE_TIMEOUT_MS },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         JetStreamConnection,
+        // Every request and event carries the caller's trace context in its headers.
+        { provide: NatsRpcClient, useFactory: (connection: JetStreamConnection) => new NatsRpcClient(connection), inject: [JetStreamConnection] },
         { provide: RESERVATION_TTL_MS, useValue: env.RESERVATION_TTL_MS },
         { provide: PLAN_RATE_LIMITS, useValue: parseRateLimits(env.PLAN_RATE_LIMITS ?? '') },
         { provide: ModelCatalog, useValue: catalog },
@@ -133,7 +123,7 @@ export class EdgeModule {
             { name: 'budget', check: async () => recovery.warm },
             ...(['key-service', 'account-service'] as const).map((service) => ({
               name: service,
-              check: async () => (await services.request<{ ready: boolean }>(healthSubject(service), {})).ready,
+              check: async () => (await services.request(Rpc.health(service), {})).ready,
             })),
           ],
         },
@@ -145,7 +135,7 @@ export class EdgeModule {
         { provide: APP_PIPE, useClass: DtoValidationPipe },
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         ServiceClient,
-        ReplyInbox,
+        RouterRelay,
         RouterProbes,
         RequestObserver,
         RedisConnection,

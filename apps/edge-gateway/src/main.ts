@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { MicroserviceOptions, Transport } from '@nestjs/microservices';
+import { CustomStrategy } from '@nestjs/microservices';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { closeOnShutdownSignals, loadEnvOrExit, NATS_RECONNECT_OPTIONS, setupObservability, splitList } from '@gateway/platform';
+import { closeOnShutdownSignals, loadEnvOrExit, NATS_RECONNECT_OPTIONS, NatsTransportServer, setupObservability, splitList } from '@gateway/platform';
 import { EdgeModule } from './app.module';
 import { EdgeEnv } from './config/edge.env';
 import { configureEdgeApp, createEdgeHttp } from './http/edge-http';
@@ -21,9 +21,8 @@ async function main(): Promise<void> {
   app.get(RequestObserver).register(adapter.getInstance());
   const document = configureEdgeApp(app);
   // No queue group: every edge replica receives every key-change event.
-  app.connectMicroservice<MicroserviceOptions>({
-    transport: Transport.NATS,
-    options: { servers: splitList(env.NATS_URL), name: 'edge-gateway-events', ...NATS_RECONNECT_OPTIONS },
+  app.connectMicroservice<CustomStrategy>({
+    strategy: new NatsTransportServer({ servers: splitList(env.NATS_URL), name: 'edge-gateway-events', ...NATS_RECONNECT_OPTIONS }),
   });
   closeOnShutdownSignals(app, {
     graceMs: env.SHUTDOWN_GRACE_MS,

@@ -1,15 +1,14 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
-import { ClientsModule, Transport } from '@nestjs/microservices';
-import { healthSubject } from '@gateway/contracts';
+import { Rpc } from '@gateway/contracts';
 import {
   HealthController,
   healthRpcController,
   JETSTREAM_SERVERS,
   JetStreamConnection,
+  NatsRpcClient,
   READINESS_CHECKS,
   ReadinessCheck,
   splitList,
-  TracingNatsSerializer,
 } from '@gateway/platform';
 import { ModelCatalog } from '@gateway/catalog';
 import { DecisionController } from './decisions/decision.controller';
@@ -18,10 +17,8 @@ import { DecisionService } from './decisions/decision.service';
 import { RouterMetrics } from './observability/router-metrics';
 import { assertCatalogServable, ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS, UPSTREAM_MAX_CONNECTIONS } from './providers/provider-adapters';
 import { RouterEnv } from './router.env';
-import { CancelListener } from './text-generation/cancel.listener';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
-import { TextGenerationEndpoint } from './text-generation/text-generation.endpoint';
 import { TextGenerationService } from './text-generation/text-generation.service';
 import { INFERENCE_HEARTBEAT_MS, RouterLiveness } from './liveness/router-liveness';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
@@ -49,20 +46,12 @@ export class InferenceRouterModule {
     logger.log(`serving ${catalog.list().length} models from ${env.MODELS_CONFIG}`);
     return {
       module: InferenceRouterModule,
-      imports: [
-        ClientsModule.register([
-          {
-            name: STORE_CLIENT,
-            transport: Transport.NATS,
-            options: { servers: splitList(env.NATS_URL), name: 'inference-router', serializer: new TracingNatsSerializer() },
-          },
-        ]),
-      ],
+      imports: [],
       controllers: [
         TextGenerationController,
         DecisionController,
         HealthController,
-        healthRpcController(healthSubject('inference-router')),
+        healthRpcController(Rpc.health('inference-router')),
         EmbeddingsController,
         ModerationsController,
         ImagesController,
@@ -70,6 +59,7 @@ export class InferenceRouterModule {
       ],
       providers: [
         { provide: ModelCatalog, useValue: catalog },
+        { provide: STORE_CLIENT, useFactory: (connection: JetStreamConnection) => new NatsRpcClient(connection), inject: [JetStreamConnection] },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         {
           provide: RETRY_POLICY,
@@ -97,11 +87,11 @@ export class InferenceRouterModule {
           useFactory: (jetstream: JetStreamConnection): ReadinessCheck[] => [{ name: 'jetstream', check: () => jetstream.isReachable() }],
         },
         JetStreamConnection,
+        NatsRpcClient,
         RouterLiveness,
         UsagePublisher,
         MeteredCalls,
         InflightRequests,
-        CancelListener,
         UpstreamCaller,
         { provide: ROUTING_REDIS_URL, useValue: env.REDIS_URL },
         RoutingRedis,
@@ -110,7 +100,6 @@ export class InferenceRouterModule {
         { provide: STORE_TIMEOUT_MS, useValue: env.STORE_TIMEOUT_MS },
         StoredResponsesClient,
         TextGenerationService,
-        TextGenerationEndpoint,
         DecisionEngine,
         DecisionService,
         RouterMetrics,

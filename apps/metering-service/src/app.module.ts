@@ -1,6 +1,6 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import { healthSubject } from '@gateway/contracts';
+import { Rpc } from '@gateway/contracts';
 import { PrismaModule, PrismaService } from '@gateway/db';
 import {
   HealthController,
@@ -29,7 +29,7 @@ export class MeteringServiceModule {
     return {
       module: MeteringServiceModule,
       imports: [PrismaModule.forRoot(env.DATABASE_URL)],
-      controllers: [HealthController, healthRpcController(healthSubject('metering-service'))],
+      controllers: [HealthController, healthRpcController(Rpc.health('metering-service'))],
       providers: [
         { provide: ModelCatalog, useValue: catalog },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },

@@ -1,6 +1,6 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import { healthSubject } from '@gateway/contracts';
+import { Rpc } from '@gateway/contracts';
 import {
   HealthController,
   healthRpcController,
@@ -29,7 +29,7 @@ export class VideoWorkerModule {
     const catalog = ModelCatalog.fromFile(env.MODELS_CONFIG, process.env, (message) => logger.warn(message));
     return {
       module: VideoWorkerModule,
-      controllers: [HealthController, healthRpcController(healthSubject('video-worker'))],
+      controllers: [HealthController, healthRpcController(Rpc.health('video-worker'))],
       providers: [
         { provide: REDIS_URL, useValue: env.REDIS_URL },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },

@@ -19,3 +19,5 @@ export * from './accounts/stored-responses.messages';
 export * from './spend-window';
 export * from './inference/media.messages';
 export * from './video/video.jobs';
+export * from './nats/contract-schema';
+export * from './nats/rpc-table';

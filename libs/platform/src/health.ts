@@ -1,8 +1,9 @@
 import { Controller, Get, Inject, Optional, Res, Type } from '@nestjs/common';
-import { MessagePattern } from '@nestjs/microservices';
 import type { FastifyReply } from 'fastify';
 import { GracefulShutdown } from './observability/graceful-shutdown';
 import { deadConnections } from './connection-resilience';
+import { Handles } from './nats-transport/handles';
+import type { RpcContract } from '@gateway/contracts';
 
 /** One dependency whose reachability decides readiness. */
 export interface ReadinessCheck {
@@ -80,12 +81,12 @@ export class HealthController {
 }
 
 /** Answers `health.<service>` over NATS, so a caller can prove the whole hop works. */
-export function healthRpcController(subject: string): Type<unknown> {
+export function healthRpcController(contract: RpcContract): Type<unknown> {
   @Controller()
   class HealthRpcController {
     constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
 
-    @MessagePattern(subject)
+    @Handles(contract)
     ping(): Promise<ReadinessReport> {
       return runChecks(this.checks);
     }

@@ -13,3 +13,4 @@ export * from './observability';
 export * from './usage-event.publish';
 export * from './connection-resilience';
 export * from './usage-dead-letters';
+export * from './nats-transport';

@@ -5,14 +5,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { splitList } from './config';
 import { NATS_RECONNECT_OPTIONS } from './connection-resilience';
 import { DtoValidationPipe, RpcDomainExceptionFilter } from './rpc';
-import {
-  closeOnShutdownSignals,
-  DrainableNatsServer,
-  GracefulShutdown,
-  ObservabilityModule,
-  RpcObservabilityInterceptor,
-  setupObservability,
-} from './observability';
+import { closeOnShutdownSignals, GracefulShutdown, ObservabilityModule, RpcObservabilityInterceptor, setupObservability } from './observability';
+import { NatsTransportServer } from './nats-transport/server';
 
 export interface ServiceBootstrapOptions {
   name: string;
@@ -57,7 +51,7 @@ async function startService(options: ServiceBootstrapOptions, logger: Logger): P
   app.useGlobalPipes(new DtoValidationPipe());
   app.useGlobalFilters(new RpcDomainExceptionFilter());
   app.useGlobalInterceptors(new RpcObservabilityInterceptor(shutdown));
-  const server = new DrainableNatsServer({
+  const server = new NatsTransportServer({
     servers: splitList(options.natsUrl),
     ...NATS_RECONNECT_OPTIONS,
     queue: options.queue,

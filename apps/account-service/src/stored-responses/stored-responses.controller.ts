@@ -1,15 +1,16 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import {
   DeletedResponse,
   InputItemsPage,
   InputItemsRequest,
+  Rpc,
   SaveStoredResponseRequest,
   StoredItems,
   StoredItemsRequest,
   StoredResponseRecord,
   StoredResponseRequest,
-  Subjects,
 } from '@gateway/contracts';
 import { StoredResponsesService } from './stored-responses.service';
 
@@ -17,27 +18,27 @@ import { StoredResponsesService } from './stored-responses.service';
 export class StoredResponsesController {
   constructor(private readonly responses: StoredResponsesService) {}
 
-  @MessagePattern(Subjects.responsesSave)
+  @Handles(Rpc.responsesSave)
   save(@Payload() request: SaveStoredResponseRequest): Promise<{ saved: true }> {
     return this.responses.save(request);
   }
 
-  @MessagePattern(Subjects.responsesGet)
+  @Handles(Rpc.responsesGet)
   get(@Payload() request: StoredResponseRequest): Promise<StoredResponseRecord> {
     return this.responses.get(request);
   }
 
-  @MessagePattern(Subjects.responsesDelete)
+  @Handles(Rpc.responsesDelete)
   delete(@Payload() request: StoredResponseRequest): Promise<DeletedResponse> {
     return this.responses.delete(request);
   }
 
-  @MessagePattern(Subjects.responsesInputItems)
+  @Handles(Rpc.responsesInputItems)
   inputItems(@Payload() request: InputItemsRequest): Promise<InputItemsPage> {
     return this.responses.inputItems(request);
   }
 
-  @MessagePattern(Subjects.responsesItems)
+  @Handles(Rpc.responsesItems)
   items(@Payload() request: StoredItemsRequest): Promise<StoredItems> {
     return this.responses.items(request);
   }

@@ -1,6 +1,6 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AccountLogsRequest, AccountSummaryRequest, LogEntry, LogsPage, LogsQuery, Principal, Subjects, UsageSummary } from '@gateway/contracts';
+import { AccountLogsRequest, AccountSummaryRequest, LogEntry, LogsQuery, Principal, UsageSummary, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import { FreeSummaryPoll } from '../policy/metering.decorators';
@@ -22,7 +22,7 @@ export class AccountController {
   @ApiOkResponse({ type: UsageSummarySchema })
   me(@CurrentPrincipal() principal: Principal): Promise<UsageSummary> {
     const request: AccountSummaryRequest = { accountId: principal.accountId };
-    return this.services.request(Subjects.accountSummary, request);
+    return this.services.request(Rpc.accountSummary, request);
   }
 
   /** An array, as the spec shows it; the next page's cursor travels in the `x-next-cursor` header. */
@@ -42,7 +42,7 @@ export class AccountController {
       accountId: principal.accountId,
       keyId: principal.keyType === 'master' ? undefined : principal.keyId,
     };
-    const page = await this.services.request<LogsPage>(Subjects.accountLogs, request);
+    const page = await this.services.request(Rpc.accountLogs, request);
     if (page.nextCursor) void reply.header('x-next-cursor', page.nextCursor);
     return page.entries;
   }

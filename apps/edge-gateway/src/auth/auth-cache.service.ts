@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AuthenticateKeyRequest, KeysChangedEvent, Principal, Subjects } from '@gateway/contracts';
+import { AuthenticateKeyRequest, KeysChangedEvent, Principal, Rpc } from '@gateway/contracts';
 import { createHash } from 'node:crypto';
 import { ServiceClient } from '../nats/service-client';
 import { IpAllowlist } from './ip-allowlist';
@@ -127,7 +127,7 @@ export class AuthCacheService {
     const knownAccount = this.accountOfKey.get(keyHash);
     const epoch = knownAccount ? await this.epochs.current(knownAccount).catch(() => undefined) : undefined;
     const request: AuthenticateKeyRequest = { keyHash };
-    const principal = await this.services.request<Principal | null>(Subjects.keysAuthenticate, request);
+    const principal = await this.services.request(Rpc.keysAuthenticate, request);
     const value = principal
       ? { principal, ipAllowlist: principal.proxy?.ipWhitelist.length ? new IpAllowlist(principal.proxy.ipWhitelist) : EMPTY_ALLOWLIST }
       : null;

@@ -1,7 +1,8 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { EventPattern, Payload } from '@nestjs/microservices';
-import { KeysChangedEvent, Subjects } from '@gateway/contracts';
+import { Payload } from '@nestjs/microservices';
+import { KeysChangedEvent, Rpc } from '@gateway/contracts';
 import { AuthCacheService } from './auth-cache.service';
 
 /** Subscribed without a queue group: every edge replica hears every key change. A NATS handler, not an HTTP route. */
@@ -10,7 +11,7 @@ import { AuthCacheService } from './auth-cache.service';
 export class KeyEventsController {
   constructor(private readonly cache: AuthCacheService) {}
 
-  @EventPattern(Subjects.keysChanged)
+  @Handles(Rpc.keysChanged)
   keysChanged(@Payload() event: KeysChangedEvent): void {
     if (typeof event?.accountId === 'string' && Array.isArray(event.keyHashes)) this.cache.invalidate(event);
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { KeysTouchedEvent, Subjects } from '@gateway/contracts';
+import { KeysTouchedEvent, Rpc } from '@gateway/contracts';
 import { ServiceClient } from '../nats/service-client';
 
 export const KEY_USAGE_FLUSH_MS = Symbol('KEY_USAGE_FLUSH_MS');
@@ -35,7 +35,7 @@ export class KeyUsageTracker implements OnModuleInit, OnApplicationShutdown {
     const event: KeysTouchedEvent = { keyIds: [...this.used], at: Math.floor(Date.now() / 1000) };
     this.used = new Set();
     try {
-      await this.services.publish(Subjects.keysTouched, event);
+      await this.services.publish(Rpc.keysTouched, event);
     } catch (error) {
       this.logger.warn(`could not publish last_used updates: ${(error as Error).message}`);
     }

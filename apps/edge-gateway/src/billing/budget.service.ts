@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AccountBudget, AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Subjects } from '@gateway/contracts';
+import { AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Rpc } from '@gateway/contracts';
 import { AdmitGate, AdmitResult, BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, ReserveRequest, ReserveResult, toNano } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetRecovery } from './budget-recovery';
@@ -166,7 +166,7 @@ export class BudgetService {
 
   private async prime(principal: Principal, now: Date): Promise<void> {
     const request: AccountBudgetRequest = { accountId: principal.accountId, keyId: principal.proxy ? principal.keyId : undefined };
-    const budget = await this.services.request<AccountBudget>(Subjects.accountBudget, request);
+    const budget = await this.services.request(Rpc.accountBudget, request);
     await this.store.primeBalance(principal.accountId, toNano(budget.credits));
     if (principal.proxy && budget.key) {
       const used = countsInCurrentWindow(principal.proxy.spendWindow, budget.key.windowStartedAt, now) ? toNano(budget.key.used) : 0;

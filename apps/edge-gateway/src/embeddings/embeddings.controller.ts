@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { EmbeddingsBody, MediaRoutes, Subjects } from '@gateway/contracts';
+import { EmbeddingsBody, MediaRoutes, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { MediaRelayService } from '../media/media-relay.service';
 import { mediaErrors } from '../media/media.openapi';
@@ -28,7 +28,7 @@ export class EmbeddingsController {
     mediaErrors("Invalid body, an input above the model's context or 300,000 tokens in all, or `dimensions` above the model's `metadata.max_dimensions`."),
   )
   async create(@Body() body: EmbeddingsBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
-    const answer = await this.media.relay(request, MediaRoutes.embeddings, Subjects.inferenceEmbeddings, body);
-    await sendMediaReply(reply, answer);
+    const answer = await this.media.relay(request, MediaRoutes.embeddings, Rpc.inferenceEmbeddings, body, reply);
+    if (answer) await sendMediaReply(reply, answer);
   }
 }

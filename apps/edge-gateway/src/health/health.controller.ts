@@ -1,19 +1,7 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { ClientNats } from '@nestjs/microservices';
-import {
-  GracefulShutdown,
-  liveness,
-  LivenessReport,
-  READINESS_CHECKS,
-  ReadinessCheck,
-  readiness,
-  ReadinessReport,
-  registerLivenessCheck,
-} from '@gateway/platform';
-import { NATS_CLIENT } from '../nats/service-client';
+import { GracefulShutdown, liveness, LivenessReport, READINESS_CHECKS, ReadinessCheck, readiness, ReadinessReport } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
-import type { NatsConnection } from 'nats';
 import { Public } from '../auth/auth.decorators';
 
 /** Probes for the orchestrator, outside the API and its reference. */
@@ -24,17 +12,7 @@ export class EdgeHealthController {
   constructor(
     @Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[],
     private readonly shutdown: GracefulShutdown,
-    @Inject(NATS_CLIENT) nats: ClientNats,
-  ) {
-    // Before the client's first connect there is nothing to be dead yet.
-    registerLivenessCheck('nats', () => {
-      try {
-        return !nats.unwrap<NatsConnection>().isClosed();
-      } catch {
-        return true;
-      }
-    });
-  }
+  ) {}
 
   /** 503 once NATS or Redis is closed for good (never while merely reconnecting): the orchestrator restarts the pod. */
   @Get('healthz')

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ImageGenerationBody, MediaRoutes, Subjects } from '@gateway/contracts';
+import { ImageGenerationBody, MediaRoutes, Rpc } from '@gateway/contracts';
 import { FileUrls } from '@gateway/storage';
 import type { FastifyReply } from 'fastify';
 import { MediaRelayService } from '../media/media-relay.service';
@@ -33,7 +33,7 @@ export class ImagesController {
     mediaErrors('Invalid body, or a `size`, `quality`, `style` or `n` the model does not offer (its catalog `sizes`, `qualities`, `styles`, `max_images`).'),
   )
   async generate(@Body() body: ImageGenerationBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
-    const answer = await this.media.relay(request, MediaRoutes.images, Subjects.inferenceImages, body);
-    await sendMediaReply(reply, answer, this.urls);
+    const answer = await this.media.relay(request, MediaRoutes.images, Rpc.inferenceImages, body, reply);
+    if (answer) await sendMediaReply(reply, answer, this.urls);
   }
 }

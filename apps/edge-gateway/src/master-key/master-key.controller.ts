@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AccountScoped, Principal, Subjects } from '@gateway/contracts';
+import { AccountScoped, Principal, Rpc } from '@gateway/contracts';
 import { AuthCacheService } from '../auth/auth-cache.service';
 import { CurrentPrincipal, KeyTypes } from '../auth/auth.decorators';
 import { ServiceClient } from '../nats/service-client';
@@ -26,7 +26,7 @@ export class MasterKeyController {
   @ApiOkResponse({ type: RegeneratedKeySchema })
   async regenerate(@CurrentPrincipal() principal: Principal): Promise<RegeneratedKeySchema> {
     const request: AccountScoped = { accountId: principal.accountId };
-    const regenerated = await this.services.request<RegeneratedKeySchema>(Subjects.masterKeyRegenerate, request);
+    const regenerated = await this.services.request(Rpc.masterKeyRegenerate, request);
     await this.cache.forgetAccount(principal.accountId);
     return regenerated;
   }

@@ -1,49 +1,35 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
+import { Injectable } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, joinMediaReply, MediaMessage, MediaReply, MediaReplyPart, MediaRequest, MediaRoute, Subjects } from '@gateway/contracts';
+import { ErrorCode, joinMediaReply, MediaReply, MediaReplyPart, MediaRequest, MediaRoute, Rpc, StreamContract } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
-import { firstValueFrom, toArray } from 'rxjs';
+import type { FastifyReply } from 'fastify';
 import { assertAccess } from '../auth/access-policy';
 import { callerContext } from '../auth/caller-context';
-import { BudgetService } from '../billing/budget.service';
 import { mediaModelId } from '../billing/request-cost';
-import { NATS_CLIENT } from '../nats/service-client';
-import { isNatsPayloadTooLarge } from '../errors/to-http-error';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
-import { ReplyInbox } from '../nats/reply-inbox';
-import { cancelAtRouter, routerLost, RouterProbes, RouterWatchLimits, watchRouter } from '../nats/router-liveness';
-import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS } from '../text-generation/text-generation.service';
+import { RelayFailure, RouterRelay } from '../nats/router-relay';
 import { MeteredRelay } from '../policy/metering.decorators';
 
 /** A validated media body; `model` may be absent where the route has a default model. */
 type MediaBody = { model?: string | null } & object;
 
+/** The media subjects of the `Rpc` table: their replies are `MediaMessage`s. */
+export type MediaContract = typeof Rpc.inferenceEmbeddings | typeof Rpc.inferenceModerations | typeof Rpc.inferenceImages;
+
 /**
  * Relays an embeddings, moderation or image request to the router: fills in the route's default
- * model (checked against the key's scope like a named one), reserves the worst-case cost (the
- * rate-limit guard estimated it), and gathers the router's reply from its parts while following the
- * router's liveness (`RouterWatch`: a router that goes away is noticed within seconds). A request
- * the router never answers releases its reservation, since no usage event will settle it.
+ * model (checked against the key's scope like a named one), and gathers the router's reply from
+ * its parts through the `RouterRelay` (reservation, liveness, cancel, release).
  */
 @Injectable()
 @MeteredRelay()
 export class MediaRelayService {
   constructor(
-    @Inject(NATS_CLIENT) private readonly nats: ClientProxy,
-    @Inject(INFERENCE_IDLE_TIMEOUT_MS) idleMs: number,
-    @Inject(INFERENCE_SILENCE_TIMEOUT_MS) silenceMs: number,
-    private readonly budget: BudgetService,
+    private readonly routerRelay: RouterRelay,
     private readonly catalog: ModelCatalog,
-    private readonly probes: RouterProbes,
-    private readonly inbox: ReplyInbox,
-  ) {
-    this.limits = { idleMs, silenceMs };
-  }
+  ) {}
 
-  private readonly limits: RouterWatchLimits;
-
-  async relay(request: MeteredRequest, route: MediaRoute, subject: string, body: MediaBody): Promise<MediaReply> {
+  async relay(request: MeteredRequest, route: MediaRoute, contract: MediaContract, body: MediaBody, reply: FastifyReply): Promise<MediaReply | undefined> {
     if (body.model === undefined || body.model === null) {
       const fallback = mediaModelId(this.catalog, route, {});
       if (fallback !== undefined) {
@@ -53,19 +39,13 @@ export class MediaRelayService {
     }
     // heartbeats: the router proves it is alive while it works (see RouterWatch).
     const payload = { ...callerContext(request), body, heartbeats: true } satisfies Omit<MediaRequest, 'body'> & { body: object };
-    const { principal } = request;
-    const requestId = String(request.id);
-    this.budget.claim(request); // reserved by the rate-limit guard; this relay settles or releases it now
-    let parts: MediaReplyPart[];
+    let parts;
     try {
-      const messages = this.nats.send<MediaMessage>(subject, payload);
-      parts = await firstValueFrom(watchRouter(messages, this.probes, this.limits).pipe(toArray()));
-    } catch (error) {
-      // The router went away or never answered: it records the request as an error, if at all.
-      if (routerLost(error)) cancelAtRouter(this.inbox, requestId, true);
-      if (request.costEstimate) await this.budget.release(principal, requestId).catch(() => undefined);
+      parts = await this.routerRelay.collect(contract as StreamContract, request, reply, payload);
+    } catch (failure) {
+      const { kind, error } = failure as RelayFailure;
       // The request travels to the router as one NATS message, which the server caps (max_payload).
-      if (isNatsPayloadTooLarge(error)) {
+      if (kind === 'too-large') {
         throw new DomainError(
           ErrorCode.InvalidRequest,
           "input is too large to forward in one request (the NATS server's max_payload, 1 MiB by default); split it over several requests",
@@ -74,6 +54,7 @@ export class MediaRelayService {
       }
       throw error;
     }
-    return joinMediaReply(parts);
+    // The client went away: nothing to answer.
+    return parts.length === 0 ? undefined : joinMediaReply(parts as MediaReplyPart[]);
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { DEV_MODEL_SUFFIX, ModelEntry, Principal, Subjects } from '@gateway/contracts';
+import { DEV_MODEL_SUFFIX, ModelEntry, Principal, Rpc } from '@gateway/contracts';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import { ServiceClient } from '../nats/service-client';
 import { ModelListSchema } from './models.openapi';
@@ -21,7 +21,7 @@ export class ModelsController {
   })
   @ApiOkResponse({ type: ModelListSchema })
   async list(@CurrentPrincipal() principal: Principal): Promise<{ object: 'list'; data: ModelEntry[] }> {
-    const models = await this.services.request<ModelEntry[]>(Subjects.inferenceModels, {});
+    const models = await this.services.request(Rpc.inferenceModels, {});
     const whitelist = principal.proxy?.modelWhitelist ?? [];
     const data = models.filter(
       (model) => model.id.endsWith(DEV_MODEL_SUFFIX) === (principal.keyType === 'dev') && (whitelist.length === 0 || whitelist.includes(model.id)),

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { MediaRoutes, ModerationsBody, Subjects } from '@gateway/contracts';
+import { MediaRoutes, ModerationsBody, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { MediaRelayService } from '../media/media-relay.service';
 import { mediaErrors } from '../media/media.openapi';
@@ -26,7 +26,7 @@ export class ModerationsController {
   @ApiOkResponse({ type: ModerationResultSchema, description: 'A moderation result.' })
   @ApiErrors(mediaErrors('Invalid body.'))
   async create(@Body() body: ModerationsBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
-    const answer = await this.media.relay(request, MediaRoutes.moderations, Subjects.inferenceModerations, body);
-    await sendMediaReply(reply, answer);
+    const answer = await this.media.relay(request, MediaRoutes.moderations, Rpc.inferenceModerations, body, reply);
+    if (answer) await sendMediaReply(reply, answer);
   }
 }

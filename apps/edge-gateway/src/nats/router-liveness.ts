@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type CancelInferenceEvent, type HeartbeatFrame, isHeartbeat, routerAliveSubject, Subjects } from '@gateway/contracts';
-import { JetStreamConnection } from '@gateway/platform';
-import { Observable, TimeoutError } from 'rxjs';
-import { isNoResponders, ReplyExchange, ReplyInbox } from './reply-inbox';
+import { Rpc } from '@gateway/contracts';
+import { JetStreamConnection, NatsRpcClient, ReplyExchange } from '@gateway/platform';
+import { TimeoutError } from 'rxjs';
 
 /** How long a probe waits for the NATS server's "no responders": past it, the replica is still subscribed. */
 const PROBE_WAIT_MS = 1_000;
-const EMPTY = new Uint8Array(0);
 
 /**
  * Asks the NATS server whether a router replica (or any router) is still connected: a probe on
@@ -20,14 +18,15 @@ export class RouterProbes {
   private readonly inflight = new Map<string, Promise<boolean>>();
 
   constructor(
-    private readonly inbox: ReplyInbox,
+    private readonly client: NatsRpcClient,
     private readonly connection: JetStreamConnection,
   ) {}
 
   alive(router: string | undefined): Promise<boolean> {
     // Our own connection down: nothing from any router reaches us, whatever state it is in.
     if (!this.connection.connected) return Promise.resolve(false);
-    const subject = router ? routerAliveSubject(router) : Subjects.inferenceAlive;
+    const contract = Rpc.inferenceAlive(router);
+    const subject = contract.subject;
     let probe = this.inflight.get(subject);
     if (!probe) {
       probe = new Promise<boolean>((resolve) => {
@@ -40,7 +39,7 @@ export class RouterProbes {
         };
         const timer = setTimeout(() => settle(true), PROBE_WAIT_MS);
         try {
-          exchange = this.inbox.request(subject, EMPTY, undefined, (message) => settle(!isNoResponders(message)));
+          exchange = this.client.probe(contract, () => settle(false));
         } catch {
           settle(false); // the connection is closed
         }
@@ -80,7 +79,8 @@ export class RouterWatch {
   constructor(
     private readonly probes: RouterProbes,
     private readonly limits: RouterWatchLimits,
-    private readonly lost: (error: unknown) => void,
+    /** `idle`: no answer frame within `idleMs`, the router alive; otherwise the router is gone. */
+    private readonly lost: (error: unknown, idle: boolean) => void,
   ) {
     this.arm(Math.min(limits.silenceMs, limits.idleMs));
   }
@@ -107,7 +107,7 @@ export class RouterWatch {
     if (this.stopped) return;
     const now = Date.now();
     const idleLeft = this.limits.idleMs - (now - this.lastContentAt);
-    if (idleLeft <= 0) return this.lose(new TimeoutError());
+    if (idleLeft <= 0) return this.lose(new TimeoutError(), true);
     const quiet = now - this.lastFrameAt;
     if (quiet < this.limits.silenceMs) return this.arm(Math.min(this.limits.silenceMs - quiet, idleLeft));
     const router = this.router;
@@ -121,58 +121,9 @@ export class RouterWatch {
     });
   };
 
-  private lose(error: unknown): void {
+  private lose(error: unknown, idle = false): void {
     if (this.stopped) return;
     this.stop();
-    this.lost(error);
-  }
-}
-
-/**
- * A router's answer on a Nest request (media, decisions), its heartbeats taken by a `RouterWatch`
- * and left out: errors with what the watch says when the router is lost.
- */
-export function watchRouter<T extends object>(source: Observable<T | HeartbeatFrame>, probes: RouterProbes, limits: RouterWatchLimits): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    const watch = new RouterWatch(probes, limits, (error) => subscriber.error(error));
-    const subscription = source.subscribe({
-      next: (message) => {
-        if (isHeartbeat(message)) return watch.frame(false, message.router);
-        watch.frame(true);
-        subscriber.next(message);
-      },
-      error: (error: unknown) => {
-        watch.stop();
-        subscriber.error(error);
-      },
-      complete: () => {
-        watch.stop();
-        subscriber.complete();
-      },
-    });
-    return () => {
-      watch.stop();
-      subscription.unsubscribe();
-    };
-  });
-}
-
-/** Whether a Nest request to the router failed because the router went away or never answered. */
-export function routerLost(error: unknown): boolean {
-  return error instanceof TimeoutError || error === ROUTER_GONE;
-}
-
-/**
- * Tells the router serving `requestId` to stop (`inference.cancel`, on the request's connection so
- * it cannot overtake the request). `abandoned`: the client gets an error status and no answer, so
- * the router records the request as an error, which costs nothing; otherwise (the client left) it
- * is `cancelled` and billed for what the upstream used.
- */
-export function cancelAtRouter(inbox: ReplyInbox, requestId: string, abandoned: boolean): void {
-  const cancel: CancelInferenceEvent = abandoned ? { requestId, abandoned } : { requestId };
-  try {
-    inbox.publish(Subjects.inferenceCancel, JSON.stringify(cancel));
-  } catch {
-    // The connection is down: the router's request, if it got it, ends on its own.
+    this.lost(error, idle);
   }
 }

@@ -1,31 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { GatewayMetrics, Metrics } from '@gateway/platform';
+import { EventContract, ReplyOf, RequestContract, RequestOf } from '@gateway/contracts';
+import { GatewayMetrics, Metrics, NatsRpcClient } from '@gateway/platform';
 import type { Histogram } from 'prom-client';
-import { firstValueFrom, timeout } from 'rxjs';
 
-export const NATS_CLIENT = Symbol('NATS_CLIENT');
 export const NATS_REQUEST_TIMEOUT_MS = Symbol('NATS_REQUEST_TIMEOUT_MS');
 
 /**
- * Request/reply to the back-end services over NATS. A service's DomainErrorPayload arrives as the
- * rejection and is mapped to a status by the HTTP filter; a timeout becomes 503.
+ * Request/reply to the back-end services over NATS, typed by the `Rpc` table. A service's
+ * DomainErrorPayload arrives as the rejection and is mapped to a status by the HTTP filter; a
+ * timeout becomes 503.
  */
 @Injectable()
 export class ServiceClient {
   private readonly latency: Histogram<'subject'>;
 
   constructor(
-    @Inject(NATS_CLIENT) private readonly nats: ClientProxy,
+    private readonly nats: NatsRpcClient,
     @Inject(NATS_REQUEST_TIMEOUT_MS) private readonly timeoutMs: number,
     metrics: GatewayMetrics,
   ) {
     this.latency = metrics.histogram(Metrics.natsRequestDuration);
   }
 
-  request<T>(subject: string, payload: object): Promise<T> {
-    const replied = this.timeRequest(subject);
-    return firstValueFrom(this.nats.send<T>(subject, payload).pipe(timeout(this.timeoutMs))).finally(replied);
+  request<C extends RequestContract>(contract: C, payload: RequestOf<C>): Promise<ReplyOf<C>> {
+    const replied = this.timeRequest(contract.subject);
+    return this.nats.request(contract, payload, this.timeoutMs).finally(replied);
   }
 
   /**
@@ -41,7 +40,7 @@ export class ServiceClient {
     };
   }
 
-  async publish(subject: string, payload: object): Promise<void> {
-    await firstValueFrom(this.nats.emit(subject, payload), { defaultValue: undefined });
+  async publish<C extends EventContract>(contract: C, payload: RequestOf<C>): Promise<void> {
+    this.nats.emit(contract, payload);
   }
 }

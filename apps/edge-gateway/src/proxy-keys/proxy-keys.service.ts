@@ -6,10 +6,10 @@ import {
   MessageResponse,
   ProxyKeyCommand,
   ProxyKeyRecord,
-  Subjects,
   ToggleResponse,
   UpdateProxyKeyCommand,
   UpdateProxyKeyDto,
+  Rpc,
 } from '@gateway/contracts';
 import { AuthCacheService } from '../auth/auth-cache.service';
 import { ServiceClient } from '../nats/service-client';
@@ -27,34 +27,34 @@ export class ProxyKeysService {
 
   create(accountId: string, body: CreateProxyKeyDto): Promise<ProxyKeyRecord> {
     const command: CreateProxyKeyCommand = { ...body, accountId };
-    return this.services.request(Subjects.proxyKeyCreate, command);
+    return this.services.request(Rpc.proxyKeyCreate, command);
   }
 
   list(accountId: string): Promise<ProxyKeyRecord[]> {
     const request: AccountScoped = { accountId };
-    return this.services.request(Subjects.proxyKeyList, request);
+    return this.services.request(Rpc.proxyKeyList, request);
   }
 
   lookup(accountId: string, proxyKey: string): Promise<ProxyKeyRecord> {
-    return this.services.request(Subjects.proxyKeyLookup, this.command(accountId, proxyKey));
+    return this.services.request(Rpc.proxyKeyLookup, this.command(accountId, proxyKey));
   }
 
   update(accountId: string, body: UpdateProxyKeyDto): Promise<MessageResponse> {
     const command: UpdateProxyKeyCommand = { ...body, accountId };
-    return this.changing(accountId, this.services.request(Subjects.proxyKeyUpdate, command));
+    return this.changing(accountId, this.services.request(Rpc.proxyKeyUpdate, command));
   }
 
   toggle(accountId: string, proxyKey: string): Promise<ToggleResponse> {
-    return this.changing(accountId, this.services.request(Subjects.proxyKeyToggle, this.command(accountId, proxyKey)));
+    return this.changing(accountId, this.services.request(Rpc.proxyKeyToggle, this.command(accountId, proxyKey)));
   }
 
   remove(accountId: string, proxyKey: string): Promise<MessageResponse> {
-    return this.changing(accountId, this.services.request(Subjects.proxyKeyRemove, this.command(accountId, proxyKey)));
+    return this.changing(accountId, this.services.request(Rpc.proxyKeyRemove, this.command(accountId, proxyKey)));
   }
 
   removeAll(accountId: string): Promise<MessageResponse> {
     const request: AccountScoped = { accountId };
-    return this.changing(accountId, this.services.request(Subjects.proxyKeyRemoveAll, request));
+    return this.changing(accountId, this.services.request(Rpc.proxyKeyRemoveAll, request));
   }
 
   private async changing<T>(accountId: string, change: Promise<T>): Promise<T> {

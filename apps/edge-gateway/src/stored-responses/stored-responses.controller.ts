@@ -7,10 +7,9 @@ import {
   InputItemsQuery,
   InputItemsRequest,
   Principal,
-  StoredResponseRecord,
   StoredResponseRequest,
   StoredResponseScope,
-  Subjects,
+  Rpc,
 } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import { CurrentPrincipal } from '../auth/auth.decorators';
@@ -43,7 +42,7 @@ export class StoredResponsesController {
   @ApiOkResponse({ schema: formatSchemaRef('Response') })
   @ApiErrors(NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<Record<string, unknown>> {
-    const record = await this.services.request<StoredResponseRecord>(Subjects.responsesGet, request(principal, id));
+    const record = await this.services.request(Rpc.responsesGet, request(principal, id));
     return record.response;
   }
 
@@ -54,7 +53,7 @@ export class StoredResponsesController {
   @ApiOkResponse({ schema: formatSchemaRef('DeletedResponse') })
   @ApiErrors(NOT_FOUND)
   delete(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<DeletedResponse> {
-    return this.services.request(Subjects.responsesDelete, request(principal, id));
+    return this.services.request(Rpc.responsesDelete, request(principal, id));
   }
 
   @Get(':id/input_items')
@@ -69,7 +68,7 @@ export class StoredResponsesController {
   inputItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: InputItemsQuery): Promise<InputItemsPage> {
     const { limit, order, after } = query;
     const payload: InputItemsRequest = { ...request(principal, id), limit, order, after };
-    return this.services.request(Subjects.responsesInputItems, payload);
+    return this.services.request(Rpc.responsesInputItems, payload);
   }
 }
 

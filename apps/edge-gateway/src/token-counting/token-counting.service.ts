@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, Subjects, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { ErrorCode, TextFormat, TextGenerationRequest, Rpc } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
@@ -20,7 +20,7 @@ export class TokenCountingService {
       throw new DomainError(ErrorCode.InvalidRequest, 'Request body must be a JSON object');
     }
     const payload: TextGenerationRequest = { ...callerContext(request), format, body: body as Record<string, unknown> };
-    const frame = await this.services.request<TextFrame>(Subjects.inferenceCountTokens, payload);
+    const frame = await this.services.request(Rpc.inferenceCountTokens, payload);
     if (frame.kind !== 'json') throw new DomainError(ErrorCode.Internal, 'unexpected stream from the token counter');
     await reply.status(frame.status).send(frame.body);
   }

@@ -81,24 +81,6 @@ describe('inference.text on the wire', () => {
     expect(response.status).toBe(200);
   });
 
-  it("serves an edge of the previous release, which wraps requests as Nest's NATS client does, in Nest's reply format", async () => {
-    const inbox = createInbox();
-    const subscription = nats.subscribe(inbox, { timeout: 10_000 });
-    nats.publish(Subjects.inferenceText, encode({ pattern: Subjects.inferenceText, data: valid(), id: 'nest-request-1' }), { reply: inbox });
-    const received: Record<string, any>[] = [];
-    for await (const message of subscription) {
-      const packet = JSON.parse(new TextDecoder().decode(message.data)) as Record<string, any>;
-      if (packet.response?.kind !== 'heartbeat') received.push(packet);
-      if (packet.isDisposed || packet.err) break;
-    }
-    expect(received).toEqual([
-      {
-        id: 'nest-request-1',
-        response: { kind: 'json', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ param: 'model' }) }), last: true },
-      },
-      { id: 'nest-request-1', isDisposed: true },
-    ]);
-  });
 
   it('under a burst, each request has its one usage event and one ledger entry, streams and whole replies alike', async () => {
     const watcher = await UsageWatcher.open();

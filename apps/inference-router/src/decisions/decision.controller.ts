@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { CallerContext, ErrorCode, Subjects, TextFrame } from '@gateway/contracts';
-import { DomainError, firstFieldProblem } from '@gateway/platform';
+import { Payload } from '@nestjs/microservices';
+import { CallerContext, ErrorCode, Rpc, TextFrame } from '@gateway/contracts';
+import { DomainError, firstFieldProblem, Handles } from '@gateway/platform';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { defer, Observable } from 'rxjs';
@@ -43,7 +43,7 @@ export class DecisionController {
    * them (`heartbeats`). The payload is typed `unknown` so that the global validation pipe passes
    * it through as received (see `toDecisionCall`).
    */
-  @MessagePattern(Subjects.inferenceDecide)
+  @Handles(Rpc.inferenceDecide)
   decide(@Payload() payload: unknown): Promise<TextFrame> | Observable<TextFrame> {
     const call = toDecisionCall(payload);
     if ((payload as { heartbeats?: unknown }).heartbeats !== true) return this.decisions.decide(call);

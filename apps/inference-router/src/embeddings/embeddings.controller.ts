@@ -1,6 +1,7 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { EmbeddingsRequest, MediaMessage, Subjects } from '@gateway/contracts';
+import { Payload } from '@nestjs/microservices';
+import { EmbeddingsRequest, MediaMessage, Rpc } from '@gateway/contracts';
 import { Observable } from 'rxjs';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { mediaMessages } from '../media/media-reply';
@@ -13,7 +14,7 @@ export class EmbeddingsController {
     private readonly liveness: RouterLiveness,
   ) {}
 
-  @MessagePattern(Subjects.inferenceEmbeddings)
+  @Handles(Rpc.inferenceEmbeddings)
   embed(@Payload() request: EmbeddingsRequest): Observable<MediaMessage> {
     return mediaMessages(request, this.liveness, () => this.embeddings.embed(request));
   }

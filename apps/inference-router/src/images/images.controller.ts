@@ -1,6 +1,7 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { ImageGenerationRequest, MediaMessage, Subjects } from '@gateway/contracts';
+import { Payload } from '@nestjs/microservices';
+import { ImageGenerationRequest, MediaMessage, Rpc } from '@gateway/contracts';
 import { Observable } from 'rxjs';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { mediaMessages } from '../media/media-reply';
@@ -13,7 +14,7 @@ export class ImagesController {
     private readonly liveness: RouterLiveness,
   ) {}
 
-  @MessagePattern(Subjects.inferenceImages)
+  @Handles(Rpc.inferenceImages)
   generate(@Payload() request: ImageGenerationRequest): Observable<MediaMessage> {
     return mediaMessages(request, this.liveness, () => this.images.generate(request));
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { HeartbeatFrame, QueueGroups, routerAliveSubject, Subjects } from '@gateway/contracts';
+import { HeartbeatFrame, Rpc } from '@gateway/contracts';
 import { JetStreamConnection } from '@gateway/platform';
 import type { Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
@@ -32,10 +32,9 @@ export class RouterLiveness implements OnApplicationBootstrap, OnApplicationShut
   /** Once the connection is up (module init), with the request subscriptions. */
   onApplicationBootstrap(): void {
     const nats = this.connection.nats;
-    this.subscriptions = [
-      nats.subscribe(routerAliveSubject(this.id), { callback: () => undefined }),
-      nats.subscribe(Subjects.inferenceAlive, { queue: QueueGroups['inference-router'], callback: () => undefined }),
-    ];
+    this.subscriptions = [Rpc.inferenceAlive(this.id), Rpc.inferenceAlive()].map(({ subject, queue }) =>
+      nats.subscribe(subject, { queue: queue || undefined, callback: () => undefined }),
+    );
   }
 
   /** Last of all: a draining replica is still alive while it finishes its requests. */

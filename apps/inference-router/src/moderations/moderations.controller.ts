@@ -1,6 +1,7 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { MediaMessage, ModerationsRequest, Subjects } from '@gateway/contracts';
+import { Payload } from '@nestjs/microservices';
+import { MediaMessage, ModerationsRequest, Rpc } from '@gateway/contracts';
 import { Observable } from 'rxjs';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { mediaMessages } from '../media/media-reply';
@@ -13,7 +14,7 @@ export class ModerationsController {
     private readonly liveness: RouterLiveness,
   ) {}
 
-  @MessagePattern(Subjects.inferenceModerations)
+  @Handles(Rpc.inferenceModerations)
   moderate(@Payload() request: ModerationsRequest): Observable<MediaMessage> {
     return mediaMessages(request, this.liveness, () => this.moderations.moderate(request));
   }

@@ -1,20 +1,20 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
 import {
   ErrorCode,
   isDomainErrorPayload,
   SaveStoredResponseRequest,
-  StoredItems,
   StoredItemsRequest,
   StoredResponseRecord,
   StoredResponseRequest,
   StoredResponseScope,
-  Subjects,
+  Rpc,
+  type RequestContract,
+  type RequestOf,
+  type ReplyOf,
   type CallerContext,
 } from '@gateway/contracts';
 import type { ResolvedRequest, StoredStateRules } from '@gateway/client-formats';
-import { DomainError } from '@gateway/platform';
-import { firstValueFrom, timeout } from 'rxjs';
+import { DomainError, NatsRpcClient } from '@gateway/platform';
 
 export const STORE_CLIENT = Symbol('STORE_CLIENT');
 export const STORE_TIMEOUT_MS = Symbol('STORE_TIMEOUT_MS');
@@ -33,7 +33,7 @@ export class StoredResponsesClient {
   private readonly logger = new Logger(StoredResponsesClient.name);
 
   constructor(
-    @Inject(STORE_CLIENT) private readonly nats: ClientProxy,
+    @Inject(STORE_CLIENT) private readonly nats: NatsRpcClient,
     @Inject(STORE_TIMEOUT_MS) private readonly timeoutMs: number,
   ) {}
 
@@ -51,7 +51,7 @@ export class StoredResponsesClient {
   async previous(caller: CallerContext, responseId: string): Promise<StoredResponseRecord> {
     const request: StoredResponseRequest = { ...storeScope(caller), responseId };
     try {
-      return await this.request<StoredResponseRecord>(Subjects.responsesGet, request);
+      return await this.request(Rpc.responsesGet, request);
     } catch (error) {
       if (isDomainErrorPayload(error) && error.code === ErrorCode.NotFound) {
         throw new DomainError(ErrorCode.NotFound, `Previous response with id '${responseId}' not found.`, 'previous_response_id');
@@ -64,7 +64,7 @@ export class StoredResponsesClient {
     if (itemIds.length === 0) return {};
     const request: StoredItemsRequest = { ...storeScope(caller), itemIds };
     try {
-      return (await this.request<StoredItems>(Subjects.responsesItems, request)).items;
+      return (await this.request(Rpc.responsesItems, request)).items;
     } catch (error) {
       throw isDomainErrorPayload(error) && error.code === ErrorCode.InvalidRequest
         ? new DomainError(ErrorCode.InvalidRequest, error.message, 'input')
@@ -80,15 +80,15 @@ export class StoredResponsesClient {
   async save(caller: CallerContext, response: Record<string, unknown>, inputItems: Record<string, unknown>[]): Promise<void> {
     const request: SaveStoredResponseRequest = { accountId: caller.accountId, keyId: caller.keyId, response, inputItems };
     try {
-      await this.request(Subjects.responsesSave, request);
+      await this.request(Rpc.responsesSave, request);
     } catch (error) {
       const reason = isDomainErrorPayload(error) ? error.message : (error as Error).message;
       this.logger.warn(`response ${String(response.id)} of request ${caller.requestId} was not stored: ${reason}`);
     }
   }
 
-  private request<T>(subject: string, payload: object): Promise<T> {
-    return firstValueFrom(this.nats.send<T>(subject, payload).pipe(timeout(this.timeoutMs)));
+  private request<C extends RequestContract>(contract: C, payload: RequestOf<C>): Promise<ReplyOf<C>> {
+    return this.nats.request(contract, payload, this.timeoutMs);
   }
 }
 

@@ -1,9 +1,8 @@
-import type { ClientProxy } from '@nestjs/microservices';
-import { throwError } from 'rxjs';
+import type { NatsRpcClient } from '@gateway/platform';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 
 /** For unit tests whose calls never reach the stored-responses store: any use of it fails the call. */
 export function noStore(): StoredResponsesClient {
-  const nats = { send: () => throwError(() => new Error('this test has no stored-responses store')) } as unknown as ClientProxy;
+  const nats = { request: () => Promise.reject(new Error('this test has no stored-responses store')) } as unknown as NatsRpcClient;
   return new StoredResponsesClient(nats, 1_000);
 }

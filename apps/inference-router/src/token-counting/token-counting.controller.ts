@@ -1,6 +1,7 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { Subjects, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { Payload } from '@nestjs/microservices';
+import { Rpc, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { TokenCountingService } from './token-counting.service';
 
 @Controller()
@@ -8,7 +9,7 @@ export class TokenCountingController {
   constructor(private readonly counting: TokenCountingService) {}
 
   /** One `json` frame: the count in the format's shape, or the format's error body. */
-  @MessagePattern(Subjects.inferenceCountTokens)
+  @Handles(Rpc.inferenceCountTokens)
   count(@Payload() request: TextGenerationRequest): Promise<TextFrame> {
     return this.counting.count(request);
   }

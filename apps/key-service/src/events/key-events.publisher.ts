@@ -1,9 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { KeyChangeReason, KeysChangedEvent, Subjects } from '@gateway/contracts';
-import { lastValueFrom } from 'rxjs';
-
-export const NATS_CLIENT = Symbol('NATS_CLIENT');
+import { Injectable, Logger } from '@nestjs/common';
+import { KeyChangeReason, KeysChangedEvent, Rpc } from '@gateway/contracts';
+import { NatsClientConnection, NatsRpcClient } from '@gateway/platform';
 
 /**
  * Broadcasts `keys.changed` to every edge replica. Published before the command's reply, so an edge
@@ -12,16 +9,20 @@ export const NATS_CLIENT = Symbol('NATS_CLIENT');
 @Injectable()
 export class KeyEventsPublisher {
   private readonly logger = new Logger(KeyEventsPublisher.name);
+  private readonly client: NatsRpcClient;
 
-  constructor(@Inject(NATS_CLIENT) private readonly nats: ClientProxy) {}
+  constructor(private readonly connection: NatsClientConnection) {
+    this.client = new NatsRpcClient(connection);
+  }
 
   async keysChanged(accountId: string, keyHashes: string[], reason: KeyChangeReason): Promise<void> {
     const event: KeysChangedEvent = { accountId, keyHashes, reason };
     try {
-      await lastValueFrom(this.nats.emit(Subjects.keysChanged, event), { defaultValue: undefined });
+      await this.connection.ready();
+      this.client.emit(Rpc.keysChanged, event);
     } catch (error) {
       // The edge's cache TTL still bounds staleness; the change itself is committed.
-      this.logger.error(`could not publish ${Subjects.keysChanged} (${reason}): ${(error as Error).message}`);
+      this.logger.error(`could not publish ${Rpc.keysChanged.subject} (${reason}): ${(error as Error).message}`);
     }
   }
 }

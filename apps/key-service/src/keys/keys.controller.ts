@@ -1,23 +1,24 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
-import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
-import { AccountScoped, AuthenticateKeyRequest, KeysTouchedEvent, Principal, Subjects } from '@gateway/contracts';
+import { Payload } from '@nestjs/microservices';
+import { AccountScoped, AuthenticateKeyRequest, KeysTouchedEvent, Principal, Rpc } from '@gateway/contracts';
 import { KeysService } from './keys.service';
 
 @Controller()
 export class KeysController {
   constructor(private readonly keys: KeysService) {}
 
-  @MessagePattern(Subjects.keysAuthenticate)
+  @Handles(Rpc.keysAuthenticate)
   authenticate(@Payload() request: AuthenticateKeyRequest): Promise<Principal | null> {
     return this.keys.authenticate(request.keyHash);
   }
 
-  @MessagePattern(Subjects.masterKeyRegenerate)
+  @Handles(Rpc.masterKeyRegenerate)
   regenerate(@Payload() request: AccountScoped): Promise<{ key: string }> {
     return this.keys.regenerateMasterKey(request.accountId);
   }
 
-  @EventPattern(Subjects.keysTouched)
+  @Handles(Rpc.keysTouched)
   touched(@Payload() event: KeysTouchedEvent): Promise<void> {
     return this.keys.touch(event.keyIds, event.at);
   }

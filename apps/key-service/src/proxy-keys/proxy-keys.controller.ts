@@ -1,12 +1,13 @@
+import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import {
   AccountScoped,
   CreateProxyKeyCommand,
   MessageResponse,
   ProxyKeyCommand,
   ProxyKeyRecord,
-  Subjects,
+  Rpc,
   ToggleResponse,
   UpdateProxyKeyCommand,
 } from '@gateway/contracts';
@@ -16,37 +17,37 @@ import { ProxyKeysService } from './proxy-keys.service';
 export class ProxyKeysController {
   constructor(private readonly proxyKeys: ProxyKeysService) {}
 
-  @MessagePattern(Subjects.proxyKeyCreate)
+  @Handles(Rpc.proxyKeyCreate)
   create(@Payload() command: CreateProxyKeyCommand): Promise<ProxyKeyRecord> {
     return this.proxyKeys.create(command);
   }
 
-  @MessagePattern(Subjects.proxyKeyList)
+  @Handles(Rpc.proxyKeyList)
   list(@Payload() request: AccountScoped): Promise<ProxyKeyRecord[]> {
     return this.proxyKeys.list(request.accountId);
   }
 
-  @MessagePattern(Subjects.proxyKeyLookup)
+  @Handles(Rpc.proxyKeyLookup)
   lookup(@Payload() command: ProxyKeyCommand): Promise<ProxyKeyRecord> {
     return this.proxyKeys.lookup(command);
   }
 
-  @MessagePattern(Subjects.proxyKeyUpdate)
+  @Handles(Rpc.proxyKeyUpdate)
   update(@Payload() command: UpdateProxyKeyCommand): Promise<MessageResponse> {
     return this.proxyKeys.update(command);
   }
 
-  @MessagePattern(Subjects.proxyKeyToggle)
+  @Handles(Rpc.proxyKeyToggle)
   toggle(@Payload() command: ProxyKeyCommand): Promise<ToggleResponse> {
     return this.proxyKeys.toggle(command);
   }
 
-  @MessagePattern(Subjects.proxyKeyRemove)
+  @Handles(Rpc.proxyKeyRemove)
   remove(@Payload() command: ProxyKeyCommand): Promise<MessageResponse> {
     return this.proxyKeys.remove(command);
   }
 
-  @MessagePattern(Subjects.proxyKeyRemoveAll)
+  @Handles(Rpc.proxyKeyRemoveAll)
   removeAll(@Payload() request: AccountScoped): Promise<MessageResponse> {
     return this.proxyKeys.removeAll(request.accountId);
   }

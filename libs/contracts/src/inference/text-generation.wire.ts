@@ -1,5 +1,5 @@
 import type { DomainErrorPayload } from '@gateway/errors';
-import { TextFormats, type TextFrame } from './text-generation.messages';
+import type { TextFrame } from './text-generation.messages';
 
 /**
  * The `inference.text` exchange on the wire (plain nats.js, no Nest envelope):
@@ -15,28 +15,8 @@ import { TextFormats, type TextFrame } from './text-generation.messages';
  * - a NATS "no responders" status message (503, empty data) on the reply subject means no router is
  *   subscribed.
  *
- * The router validates the request against `TEXT_GENERATION_REQUEST_SCHEMA` (compiled once, ajv);
- * unknown properties are dropped, so an edge newer than the router is not refused for them.
+ * This is the wire of every stream subject (`Rpc` table, `kind: 'stream'`). The router validates
+ * the request with the JSON schema generated from the `TextGenerationRequest` DTO (compiled once,
+ * ajv); unknown properties are dropped, so an edge newer than the router is not refused for them.
  */
 export type TextWireFrame = TextFrame | { kind: 'error'; error: DomainErrorPayload } | { kind: 'end' };
-
-const boundedString = (minLength: number, maxLength: number) => ({ type: 'string', minLength, maxLength }) as const;
-
-/** JSON schema of `TextGenerationRequest` (the same rules as its class-validator decorators). */
-export const TEXT_GENERATION_REQUEST_SCHEMA = {
-  type: 'object',
-  required: ['accountId', 'keyId', 'keyType', 'maskedKey', 'ip', 'requestId', 'format', 'body'],
-  additionalProperties: false,
-  properties: {
-    accountId: boundedString(1, 64),
-    keyId: boundedString(1, 64),
-    keyType: { enum: ['master', 'proxy', 'dev'] },
-    maskedKey: { type: 'string' },
-    ip: { type: 'string' },
-    requestId: boundedString(1, 128),
-    clientRequestId: boundedString(1, 128),
-    format: { enum: [...TextFormats] },
-    body: { type: 'object' },
-    reservedOutputTokens: { type: 'integer', minimum: 1 },
-  },
-} as const;

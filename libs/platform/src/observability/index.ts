@@ -1,7 +1,6 @@
 export * from './metric-definitions';
 export * from './gateway-metrics';
 export * from './tracing';
-export * from './nats-tracing';
 export * from './logging';
 export * from './graceful-shutdown';
 export * from './rpc-observability.interceptor';

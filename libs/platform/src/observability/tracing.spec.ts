@@ -1,7 +1,5 @@
-import { NatsRecordBuilder } from '@nestjs/microservices';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
-import { headers as natsHeaders, JSONCodec, MsgHdrs } from 'nats';
-import { TracingNatsSerializer } from './nats-tracing';
+import { headers as natsHeaders, MsgHdrs } from 'nats';
 import {
   activeTraceIds,
   extractNatsTraceContext,
@@ -81,20 +79,5 @@ describe('trace context propagation', () => {
     await expect(runWithExtractedContext(carrier, async () => Promise.reject(new Error('render failed')), 'job')).rejects.toThrow('render failed');
     const job = exporter.getFinishedSpans().find((span) => span.name === 'job')!;
     expect(job.status.code).toBe(SpanStatusCode.ERROR);
-  });
-
-  it('the NATS client serializer sends the active trace context in the headers of every message', () => {
-    const serializer = new TracingNatsSerializer();
-    const { traceId, spanId, result } = inRequestSpan(() => serializer.serialize({ pattern: 'inference.text', data: { model: 'sim-chat' }, id: 'p1' }));
-    expect(JSONCodec().decode(result.data)).toEqual({ pattern: 'inference.text', data: { model: 'sim-chat' }, id: 'p1' });
-    expect((result.headers as MsgHdrs).get('traceparent')).toBe(`00-${traceId}-${spanId}-01`);
-
-    const own = natsHeaders();
-    own.set('x-own', 'kept');
-    const record = new NatsRecordBuilder({ a: 1 }).setHeaders(own).build();
-    const withRecord = inRequestSpan(() => serializer.serialize({ pattern: 'p', data: record }));
-    expect((withRecord.result.headers as MsgHdrs).get('x-own')).toBe('kept');
-    expect((withRecord.result.headers as MsgHdrs).get('traceparent')).toBe(`00-${withRecord.traceId}-${withRecord.spanId}-01`);
-    expect(serializer.serialize({ pattern: 'p', data: { a: 1 } }).headers).toBeUndefined();
   });
 });

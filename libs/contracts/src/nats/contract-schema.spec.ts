@@ -1,10 +1,11 @@
 import Ajv from 'ajv';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { TextGenerationRequest } from './text-generation.messages';
-import { TEXT_GENERATION_REQUEST_SCHEMA } from './text-generation.wire';
+import { TextGenerationRequest } from '../inference/text-generation.messages';
+import { contractSchema } from './contract-schema';
+import { RPC_CONTRACTS } from './rpc-table';
 
-const validate = new Ajv({ removeAdditional: 'all' }).compile(TEXT_GENERATION_REQUEST_SCHEMA);
+const validate = new Ajv({ removeAdditional: 'all', strict: false }).compile(contractSchema(TextGenerationRequest));
 
 const valid = {
   accountId: 'acct_1',
@@ -19,10 +20,11 @@ const valid = {
   reservedOutputTokens: 16,
 };
 
-/** Each case changes one field of a valid request. */
+/** Each case changes one field of a valid request; the DTO's verdict is the expected one. */
 const cases: [string, Record<string, unknown>][] = [
   ['valid', valid],
   ['no optional fields', { ...valid, clientRequestId: undefined, reservedOutputTokens: undefined }],
+  ['optional fields null', { ...valid, clientRequestId: null, reservedOutputTokens: null }],
   ['accountId empty', { ...valid, accountId: '' }],
   ['accountId too long', { ...valid, accountId: 'a'.repeat(65) }],
   ['keyId missing', { ...valid, keyId: undefined }],
@@ -39,8 +41,8 @@ const cases: [string, Record<string, unknown>][] = [
   ['reservedOutputTokens a string', { ...valid, reservedOutputTokens: '16' }],
 ];
 
-describe('TEXT_GENERATION_REQUEST_SCHEMA', () => {
-  it.each(cases)('agrees with the TextGenerationRequest DTO: %s', (_name, payload) => {
+describe('contractSchema (generated from the DTO)', () => {
+  it.each(cases)('judges a TextGenerationRequest as its DTO does: %s', (_name, payload) => {
     const plain = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
     const dtoErrors = validateSync(plainToInstance(TextGenerationRequest, plain), { whitelist: true, forbidUnknownValues: true });
     expect(validate(JSON.parse(JSON.stringify(payload)))).toBe(dtoErrors.length === 0);
@@ -50,5 +52,10 @@ describe('TEXT_GENERATION_REQUEST_SCHEMA', () => {
     const payload = { ...valid, extra: true };
     expect(validate(payload)).toBe(true);
     expect(payload).not.toHaveProperty('extra');
+  });
+
+  it('compiles for every contract of the table', () => {
+    const ajv = new Ajv({ removeAdditional: 'all', strict: false });
+    for (const contract of RPC_CONTRACTS) if (contract.request) expect(() => ajv.compile(contractSchema(contract.request!))).not.toThrow();
   });
 });

@@ -1,0 +1,111 @@
+import { EventEmitter } from 'node:events';
+import { Rpc, TextFrame } from '@gateway/contracts';
+import type { NatsRpcClient, ReceivedFrame } from '@gateway/platform';
+import type { FastifyReply } from 'fastify';
+import { TimeoutError } from 'rxjs';
+import type { BudgetService } from '../billing/budget.service';
+import type { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { ROUTER_GONE, type RouterProbes } from './router-liveness';
+import { RelayEnding, RelayState, RouterRelay } from './router-relay';
+import type { ServiceClient } from './service-client';
+
+const SILENCE_MS = 100;
+const IDLE_MS = 1_000;
+
+/** A router on the other side of a fake NATS client: the test sends its frames. */
+function harness({ routerAlive = true, publishError }: { routerAlive?: boolean; publishError?: unknown } = {}) {
+  let onFrame: ((frame: ReceivedFrame<TextFrame>) => void) | undefined;
+  const emitted: unknown[] = [];
+  const client = {
+    stream: (_contract: unknown, _payload: unknown, handler: (frame: ReceivedFrame<TextFrame>) => void) => {
+      if (publishError) throw publishError;
+      onFrame = handler;
+      return { close: () => (onFrame = undefined) };
+    },
+    emit: (_contract: unknown, payload: unknown) => emitted.push(payload),
+  } as unknown as NatsRpcClient;
+  const probes = { alive: async () => routerAlive } as unknown as RouterProbes;
+  const released: string[] = [];
+  const budget = {
+    claim: () => true,
+    release: async (_principal: unknown, requestId: string) => void released.push(requestId),
+  } as unknown as BudgetService;
+  const services = { timeRequest: () => () => undefined } as unknown as ServiceClient;
+  const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
+  const reply = { raw } as unknown as FastifyReply;
+  const relay = new RouterRelay(client, probes, budget, services, IDLE_MS, SILENCE_MS);
+  const request = { id: 'req-1', principal: { accountId: 'acct' } } as unknown as MeteredRequest;
+  const frames: TextFrame[] = [];
+  let ended: { ending: RelayEnding; state: RelayState } | undefined;
+  const run = relay.open(Rpc.inferenceText, request, reply, {} as never, {
+    frame: (frame) => void frames.push(frame),
+    ended: (ending, state) => (ended = { ending, state: { ...state } }),
+  });
+  return { run, send: (frame: ReceivedFrame<TextFrame>) => onFrame?.(frame), emitted, released, raw, frames, ended: () => ended };
+}
+
+const answer: TextFrame = { kind: 'sse', frames: ['data: hi\n\n'], router: 'r1' };
+
+describe('RouterRelay', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('ends answered on the end frame: nothing cancelled, nothing released', () => {
+    const relay = harness();
+    relay.send(answer);
+    relay.send({ kind: 'end' });
+    expect(relay.frames).toEqual([answer]);
+    expect(relay.ended()).toEqual({ ending: { kind: 'answered' }, state: expect.objectContaining({ phase: 'ended', frames: 1 }) });
+    expect(relay.emitted).toEqual([]);
+    expect(relay.released).toEqual([]);
+  });
+
+  it("ends on the router's error frame before any answer: the request abandoned, the reservation released", () => {
+    const relay = harness();
+    const error = { code: 'invalid_request', message: 'bad' };
+    relay.send({ kind: 'heartbeat', router: 'r1' });
+    relay.send({ kind: 'error', error });
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-error', error });
+    expect(relay.emitted).toEqual([{ requestId: 'req-1', abandoned: true }]);
+    expect(relay.released).toEqual(['req-1']);
+  });
+
+  it('ends router-gone when the router goes silent and its replica is gone', async () => {
+    const relay = harness({ routerAlive: false });
+    relay.send(answer);
+    await jest.advanceTimersByTimeAsync(SILENCE_MS + 1);
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-gone', error: ROUTER_GONE });
+    // It had answered: cancelled (not abandoned), and the usage event settles the reservation.
+    expect(relay.emitted).toEqual([{ requestId: 'req-1' }]);
+    expect(relay.released).toEqual([]);
+  });
+
+  it('waits for a silent router that is still alive, and ends idle past the idle limit', async () => {
+    const relay = harness({ routerAlive: true });
+    relay.send({ kind: 'heartbeat', router: 'r1' });
+    await jest.advanceTimersByTimeAsync(SILENCE_MS * 3);
+    expect(relay.ended()).toBeUndefined();
+    await jest.advanceTimersByTimeAsync(IDLE_MS);
+    expect(relay.ended()?.ending).toEqual({ kind: 'idle', error: expect.any(TimeoutError) });
+    expect(relay.emitted).toEqual([{ requestId: 'req-1', abandoned: true }]);
+    expect(relay.released).toEqual(['req-1']);
+  });
+
+  it('ends client-gone when the response closes first: cancelled, the reservation left to the usage event', () => {
+    const relay = harness();
+    relay.raw.emit('close');
+    relay.send(answer);
+    expect(relay.ended()?.ending).toEqual({ kind: 'client-gone' });
+    expect(relay.frames).toEqual([]);
+    expect(relay.emitted).toEqual([{ requestId: 'req-1' }]);
+    expect(relay.released).toEqual([]);
+  });
+
+  it("ends too-large when the request exceeds the NATS server's max_payload: never sent, the reservation released", () => {
+    const error = Object.assign(new Error('MAX_PAYLOAD_EXCEEDED'), { code: 'MAX_PAYLOAD_EXCEEDED' });
+    const relay = harness({ publishError: error });
+    expect(relay.ended()?.ending).toEqual({ kind: 'too-large', error });
+    expect(relay.run.state.phase).toBe('ended');
+    expect(relay.released).toEqual(['req-1']);
+  });
+});

@@ -1,0 +1,181 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HeartbeatFrame, ReplyOf, RequestOf, Rpc, StreamContract } from '@gateway/contracts';
+import { NatsRpcClient, ReceivedFrame, ReplyExchange } from '@gateway/platform';
+import type { FastifyReply } from 'fastify';
+import { TimeoutError } from 'rxjs';
+import { BudgetService } from '../billing/budget.service';
+import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRelay } from '../policy/metering.decorators';
+import { ServiceClient } from './service-client';
+import { RouterProbes, RouterWatch, RouterWatchLimits } from './router-liveness';
+
+/** Silence (no frame at all) after which the router's replica is probed (INFERENCE_SILENCE_TIMEOUT_MS). */
+export const INFERENCE_SILENCE_TIMEOUT_MS = Symbol('INFERENCE_SILENCE_TIMEOUT_MS');
+/** Longest wait without an answer frame, however alive the router (INFERENCE_IDLE_TIMEOUT_MS). */
+export const INFERENCE_IDLE_TIMEOUT_MS = Symbol('INFERENCE_IDLE_TIMEOUT_MS');
+
+/** How a relay ended. */
+export type RelayEnding =
+  /** The router's end frame, or the caller's `finish()` after the last answer frame. */
+  | { kind: 'answered' }
+  /** The router's error frame, no router subscribed, or a frame that is not JSON. */
+  | { kind: 'router-error'; error: unknown }
+  /** Silence, and the probe found the router's replica (or every router) gone: `ROUTER_GONE` or a `TimeoutError`. */
+  | { kind: 'router-gone'; error: unknown }
+  /** No answer frame within the idle limit, the router alive all along (a `TimeoutError`). */
+  | { kind: 'idle'; error: TimeoutError }
+  /** The request is larger than the NATS server's max_payload: never sent. */
+  | { kind: 'too-large'; error: unknown }
+  /** Not sent: the connection is closed. */
+  | { kind: 'not-sent'; error: unknown }
+  /** The client closed the connection first. */
+  | { kind: 'client-gone' };
+
+export type RelayFailure = Exclude<RelayEnding, { kind: 'answered' } | { kind: 'client-gone' }>;
+
+/**
+ * A relay's state, as one object: `waiting` (sent, no answer frame yet), `answering` (answer
+ * frames arriving), `ended` (with its `ending`). Every transition is one of RouterRelay's.
+ */
+export interface RelayState {
+  phase: 'waiting' | 'answering' | 'ended';
+  /** Answer frames received (heartbeats not counted). */
+  frames: number;
+  /** Whether the guard's reservation was claimed by this relay (and is settled or released by it). */
+  reserved: boolean;
+  ending?: RelayEnding;
+}
+
+/** What a relay's owner does with it: answer frames as they come, and the ending, once. */
+export interface RelayHandlers<Frame> {
+  frame(frame: Exclude<Frame, HeartbeatFrame>, relay: Relay): void;
+  ended(ending: RelayEnding, state: Readonly<RelayState>): void;
+}
+
+/** One request relayed to the router. */
+export interface Relay {
+  readonly state: Readonly<RelayState>;
+  /** The whole answer went out (its last frame): ends the relay as answered without waiting for the router's end frame. */
+  finish(): void;
+}
+
+const isHeartbeat = (frame: { kind?: unknown }): frame is HeartbeatFrame => frame.kind === 'heartbeat';
+
+/**
+ * The edge's half of every request served by the router (text, decisions, media): it claims the
+ * guard's reservation, sends the request on a stream subject, follows the router's liveness
+ * (`RouterWatch`: silence gets the replica probed; a slow router is waited for, a gone one is not),
+ * and ends exactly once. On any ending but an answer, the router is told to stop
+ * (`inference.cancel`; `abandoned` when no answer frame came, so it records an error, never billed),
+ * and a reservation the router never answered is released (no usage event will settle it). A
+ * client that goes away cancels the request (the router records it as cancelled).
+ */
+@Injectable()
+@MeteredRelay()
+export class RouterRelay {
+  private readonly limits: RouterWatchLimits;
+
+  constructor(
+    private readonly client: NatsRpcClient,
+    private readonly probes: RouterProbes,
+    private readonly budget: BudgetService,
+    private readonly services: ServiceClient,
+    @Inject(INFERENCE_IDLE_TIMEOUT_MS) idleMs: number,
+    @Inject(INFERENCE_SILENCE_TIMEOUT_MS) silenceMs: number,
+  ) {
+    this.limits = { idleMs, silenceMs };
+  }
+
+  open<C extends StreamContract>(contract: C, request: MeteredRequest, reply: FastifyReply, payload: RequestOf<C>, handlers: RelayHandlers<ReplyOf<C>>): Relay {
+    const requestId = String(request.id);
+    const state: RelayState = { phase: 'waiting', frames: 0, reserved: this.budget.claim(request) };
+    const replied = this.services.timeRequest(contract.subject);
+    let exchange: ReplyExchange | undefined;
+    const end = (ending: RelayEnding) => {
+      if (state.phase === 'ended') return;
+      const answered = state.phase === 'answering';
+      state.phase = 'ended';
+      state.ending = ending;
+      exchange?.close();
+      watch.stop();
+      replied();
+      reply.raw.off('close', clientGone);
+      if (ending.kind !== 'answered') cancelAtRouter(this.client, requestId, ending.kind !== 'client-gone' && !answered);
+      if (state.reserved && !answered && ending.kind !== 'client-gone') {
+        void this.budget.release(request.principal, requestId).catch(() => undefined);
+      }
+      handlers.ended(ending, state);
+    };
+    const relay: Relay = { state, finish: () => end({ kind: 'answered' }) };
+    const watch = new RouterWatch(this.probes, this.limits, (error, idle) =>
+      end(idle ? { kind: 'idle', error: error as TimeoutError } : { kind: 'router-gone', error }),
+    );
+    const onFrame = (frame: ReceivedFrame<ReplyOf<C>>) => {
+      if (state.phase === 'ended') return;
+      const kind = (frame as { kind?: unknown }).kind;
+      if (kind === 'end') return end({ kind: 'answered' });
+      if (kind === 'error') return end({ kind: 'router-error', error: (frame as { error: unknown }).error });
+      if (isHeartbeat(frame as { kind?: unknown })) return watch.frame(false, (frame as HeartbeatFrame).router);
+      watch.frame(true, (frame as { router?: string }).router);
+      if (state.phase === 'waiting') replied();
+      state.phase = 'answering';
+      state.frames++;
+      handlers.frame(frame as Exclude<ReplyOf<C>, HeartbeatFrame>, relay);
+    };
+    // The response closing before it finished means the client went away.
+    const clientGone = () => {
+      if (!reply.raw.writableFinished) end({ kind: 'client-gone' });
+    };
+    try {
+      exchange = this.client.stream(contract, payload, onFrame);
+    } catch (error) {
+      // Never sent: the router never heard of it.
+      end(isPayloadTooLarge(error) ? { kind: 'too-large', error } : { kind: 'not-sent', error });
+      return relay;
+    }
+    // It may have gone already, while the request was authorised and its cost reserved: the
+    // router still hears of it (and records it as cancelled), but stops at once.
+    if (reply.raw.destroyed) clientGone();
+    else if (state.phase !== 'ended') reply.raw.once('close', clientGone);
+    return relay;
+  }
+
+  /** The router's answer frames, all of them, once it ends; rejects with the failure's error (the client gone: nothing to answer). */
+  collect<C extends StreamContract>(
+    contract: C,
+    request: MeteredRequest,
+    reply: FastifyReply,
+    payload: RequestOf<C>,
+  ): Promise<Exclude<ReplyOf<C>, HeartbeatFrame>[]> {
+    return new Promise((resolve, reject) => {
+      const frames: Exclude<ReplyOf<C>, HeartbeatFrame>[] = [];
+      this.open(contract, request, reply, payload, {
+        frame: (frame) => void frames.push(frame),
+        ended: (ending) => {
+          if (ending.kind === 'answered') resolve(frames);
+          else if (ending.kind === 'client-gone') resolve([]);
+          else reject(ending);
+        },
+      });
+    });
+  }
+}
+
+/** The request was too large for one NATS message (the server's max_payload). */
+export function isPayloadTooLarge(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'MAX_PAYLOAD_EXCEEDED';
+}
+
+/**
+ * Tells the router serving `requestId` to stop (`inference.cancel`, on the request's connection so
+ * it cannot overtake the request). `abandoned`: the client gets an error status and no answer, so
+ * the router records the request as an error, which costs nothing; otherwise (the client left) it
+ * is `cancelled` and billed for what the upstream used.
+ */
+export function cancelAtRouter(client: NatsRpcClient, requestId: string, abandoned: boolean): void {
+  try {
+    client.emit(Rpc.inferenceCancel, abandoned ? { requestId, abandoned } : { requestId });
+  } catch {
+    // The connection is down: the router's request, if it got it, ends on its own.
+  }
+}

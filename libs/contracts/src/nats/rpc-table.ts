@@ -1,0 +1,125 @@
+import { AccountScoped, AuthenticateKeyRequest, KeysChangedEvent, KeysTouchedEvent } from '../auth/auth.messages';
+import type { Principal } from '../auth/principal';
+import {
+  AccountBudgetRequest,
+  AccountLogsRequest,
+  AccountSummaryRequest,
+  type AccountBudget,
+  type LogsPage,
+  type UsageSummary,
+} from '../accounts/account.messages';
+import {
+  InputItemsRequest,
+  SaveStoredResponseRequest,
+  StoredItemsRequest,
+  StoredResponseRequest,
+  type DeletedResponse,
+  type InputItemsPage,
+  type StoredItems,
+  type StoredResponseRecord,
+} from '../accounts/stored-responses.messages';
+import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
+import {
+  CancelInferenceEvent,
+  DecisionRequest,
+  routerAliveSubject,
+  TextGenerationRequest,
+  type HeartbeatFrame,
+  type ModelEntry,
+  type TextFrame,
+} from '../inference/text-generation.messages';
+import { CreateProxyKeyCommand, ProxyKeyCommand, UpdateProxyKeyCommand } from '../proxy-keys/proxy-key.commands';
+import type { MessageResponse, ProxyKeyRecord, ToggleResponse } from '../proxy-keys/proxy-key.record';
+import { healthSubject, QueueGroups, ServiceName, Subjects } from '../subjects';
+
+/**
+ * How a subject is used:
+ * - `request`: one request, one reply (or an error reply);
+ * - `stream`: one request, any number of reply frames, then the end (or an error reply);
+ * - `event`: a message nobody answers.
+ */
+export type RpcKind = 'request' | 'stream' | 'event';
+
+export type Dto<T = object> = abstract new (...args: never[]) => T;
+
+/**
+ * One NATS subject's contract: its wire name, how it is used, the class-validator DTO its payload
+ * must satisfy (the one source of the payload's rules: the transport validates with the JSON schema
+ * generated from it), the queue group its handlers share, and the type of its replies (a phantom:
+ * never set, read by the client's types only).
+ */
+export interface RpcContract<Request = object, Reply = unknown, Kind extends RpcKind = RpcKind> {
+  readonly subject: string;
+  readonly kind: Kind;
+  readonly request?: Dto<Request>;
+  /** Handlers in the service's queue group share the messages; `false`: every subscriber gets each one. */
+  readonly queue?: string | false;
+  readonly reply?: Reply;
+}
+
+export type RequestOf<C> = C extends RpcContract<infer Request> ? Request : never;
+export type ReplyOf<C> = C extends RpcContract<unknown, infer Reply> ? Reply : never;
+export type RequestContract = RpcContract<any, any, 'request'>;
+export type StreamContract = RpcContract<any, any, 'stream'>;
+export type EventContract = RpcContract<any, never, 'event'>;
+
+const request = <Request extends object, Reply>(subject: string, dto?: Dto<Request>, queue?: string | false) =>
+  ({ subject, kind: 'request', request: dto, queue }) as RpcContract<Request, Reply, 'request'>;
+const stream = <Request extends object, Reply>(subject: string, dto: Dto<Request>) =>
+  ({ subject, kind: 'stream', request: dto }) as RpcContract<Request, Reply, 'stream'>;
+const event = <Event extends object>(subject: string, dto: Dto<Event>, queue?: string | false) =>
+  ({ subject, kind: 'event', request: dto, queue }) as RpcContract<Event, never, 'event'>;
+
+/** What a router sends on a stream subject besides its answer: proofs of life. */
+type WithHeartbeats<Frame> = Frame | HeartbeatFrame;
+
+/**
+ * Every NATS subject with its contract. Call sites name a subject only through this table: the
+ * client takes the request's type and the reply's from it, and the server validates each payload
+ * with the schema generated from its DTO.
+ */
+export const Rpc = {
+  keysAuthenticate: request<AuthenticateKeyRequest, Principal | null>(Subjects.keysAuthenticate, AuthenticateKeyRequest),
+  masterKeyRegenerate: request<AccountScoped, { key: string }>(Subjects.masterKeyRegenerate, AccountScoped),
+  /** Every edge replica drops the keys from its cache: no queue group. */
+  keysChanged: event(Subjects.keysChanged, KeysChangedEvent, false),
+  keysTouched: event(Subjects.keysTouched, KeysTouchedEvent),
+  proxyKeyCreate: request<CreateProxyKeyCommand, ProxyKeyRecord>(Subjects.proxyKeyCreate, CreateProxyKeyCommand),
+  proxyKeyList: request<AccountScoped, ProxyKeyRecord[]>(Subjects.proxyKeyList, AccountScoped),
+  proxyKeyLookup: request<ProxyKeyCommand, ProxyKeyRecord>(Subjects.proxyKeyLookup, ProxyKeyCommand),
+  proxyKeyUpdate: request<UpdateProxyKeyCommand, MessageResponse>(Subjects.proxyKeyUpdate, UpdateProxyKeyCommand),
+  proxyKeyToggle: request<ProxyKeyCommand, ToggleResponse>(Subjects.proxyKeyToggle, ProxyKeyCommand),
+  proxyKeyRemove: request<ProxyKeyCommand, MessageResponse>(Subjects.proxyKeyRemove, ProxyKeyCommand),
+  proxyKeyRemoveAll: request<AccountScoped, MessageResponse>(Subjects.proxyKeyRemoveAll, AccountScoped),
+  accountSummary: request<AccountSummaryRequest, UsageSummary>(Subjects.accountSummary, AccountSummaryRequest),
+  accountLogs: request<AccountLogsRequest, LogsPage>(Subjects.accountLogs, AccountLogsRequest),
+  accountBudget: request<AccountBudgetRequest, AccountBudget>(Subjects.accountBudget, AccountBudgetRequest),
+  responsesSave: request<SaveStoredResponseRequest, { saved: true }>(Subjects.responsesSave, SaveStoredResponseRequest),
+  responsesGet: request<StoredResponseRequest, StoredResponseRecord>(Subjects.responsesGet, StoredResponseRequest),
+  responsesDelete: request<StoredResponseRequest, DeletedResponse>(Subjects.responsesDelete, StoredResponseRequest),
+  responsesInputItems: request<InputItemsRequest, InputItemsPage>(Subjects.responsesInputItems, InputItemsRequest),
+  responsesItems: request<StoredItemsRequest, StoredItems>(Subjects.responsesItems, StoredItemsRequest),
+  /** The hot path: `TextFrame`s (heartbeats among them), then the end. */
+  inferenceText: stream<TextGenerationRequest, TextFrame>(Subjects.inferenceText, TextGenerationRequest),
+  inferenceModels: request<object, ModelEntry[]>(Subjects.inferenceModels),
+  /** One `json` frame, after heartbeats while it runs when asked for them. */
+  inferenceDecide: stream<DecisionRequest, WithHeartbeats<TextFrame>>(Subjects.inferenceDecide, DecisionRequest),
+  /** Broadcast to every router: the one serving the request stops. */
+  inferenceCancel: event(Subjects.inferenceCancel, CancelInferenceEvent, false),
+  inferenceEmbeddings: stream<EmbeddingsRequest, MediaMessage>(Subjects.inferenceEmbeddings, EmbeddingsRequest),
+  inferenceModerations: stream<ModerationsRequest, MediaMessage>(Subjects.inferenceModerations, ModerationsRequest),
+  inferenceImages: stream<ImageGenerationRequest, MediaMessage>(Subjects.inferenceImages, ImageGenerationRequest),
+  /** One `json` `TextFrame`: the input tokens of a text-generation body. */
+  inferenceCountTokens: request<TextGenerationRequest, TextFrame>(Subjects.inferenceCountTokens, TextGenerationRequest),
+  /**
+   * Liveness probe of every router (queue group) or of one replica; answered by nobody (see
+   * `Subjects.inferenceAlive`): the NATS server's "no responders" is the answer.
+   */
+  inferenceAlive: (router?: string) =>
+    request<object, never>(router ? routerAliveSubject(router) : Subjects.inferenceAlive, undefined, router ? false : QueueGroups['inference-router']),
+  /** A service's readiness over NATS: `health.<service>`. */
+  health: (service: ServiceName) => request<object, { ready: boolean; checks: Record<string, 'up' | 'down'> }>(healthSubject(service)),
+} as const;
+
+/** Every contract of the table (the parametrised ones excluded). */
+export const RPC_CONTRACTS: readonly RpcContract[] = (Object.values(Rpc) as unknown[]).filter((entry): entry is RpcContract => typeof entry !== 'function');

@@ -1,0 +1,142 @@
+import { ErrorCode, EventContract, ReplyOf, RequestContract, RequestOf, StreamContract } from '@gateway/contracts';
+import { createInbox, type Msg, type NatsConnection } from 'nats';
+import { TimeoutError } from 'rxjs';
+import { traceHeaders } from '../observability/tracing';
+import { decodeJson, type StreamFrame } from './wire';
+
+/** Something that holds a NATS connection (JetStreamConnection, NatsClientConnection). */
+export interface NatsConnectionSource {
+  readonly nats: NatsConnection;
+}
+
+/** One request's replies, until closed. */
+export interface ReplyExchange {
+  /** Stops routing replies to the handler (later ones are dropped); idempotent. */
+  close(): void;
+}
+
+/** Nobody is subscribed to the request's subject (the NATS server's "no responders"). */
+export const NO_RESPONDERS = { code: 'NO_RESPONDERS' } as const;
+
+/** A frame as it reaches a stream's handler: the contract's frames, the end, or an error (the sender's, no responders, or a frame that is not JSON). */
+export type ReceivedFrame<Reply> = Exclude<StreamFrame<Reply>, { kind: 'error' }> | { kind: 'error'; error: unknown };
+
+const NOT_JSON = { kind: 'error', error: { code: ErrorCode.Internal, message: 'The service sent a frame that is not JSON' } } as const;
+
+/**
+ * The client side of the gateway's NATS wire (see `wire.ts`), on plain nats.js: the contract from
+ * the `Rpc` table types the payload and the reply. Replies come to one wildcard subscription per
+ * connection (`<inbox prefix>.*`, made on first use) and are told apart by the reply subject's
+ * last token: no subscription per request. Replies to a closed exchange find no handler and are
+ * dropped. Messages go out on one connection, in order: a cancel cannot overtake its request.
+ */
+export class NatsRpcClient {
+  private prefix?: string;
+  private sequence = 0;
+  private readonly handlers = new Map<string, (message: Msg) => void>();
+
+  constructor(private readonly source: NatsConnectionSource) {}
+
+  /** Exchanges open now, for tests and gauges. */
+  get open(): number {
+    return this.handlers.size;
+  }
+
+  /**
+   * One reply: resolves with it, rejects with the service's DomainErrorPayload, `NO_RESPONDERS`, a
+   * `TimeoutError` after `timeoutMs`, or what nats.js throws on publish (MAX_PAYLOAD_EXCEEDED...).
+   */
+  request<C extends RequestContract>(contract: C, payload: RequestOf<C>, timeoutMs: number): Promise<ReplyOf<C>> {
+    return new Promise<ReplyOf<C>>((resolve, reject) => {
+      let exchange: ReplyExchange | undefined;
+      const timer = setTimeout(() => {
+        exchange?.close();
+        reject(new TimeoutError());
+      }, timeoutMs);
+      const settle = () => {
+        clearTimeout(timer);
+        exchange?.close();
+      };
+      try {
+        exchange = this.exchange(contract.subject, JSON.stringify(payload), (message) => {
+          settle();
+          const frame = this.frame<ReplyOf<C>>(message);
+          if (isError(frame)) reject(frame.error);
+          else resolve(frame as ReplyOf<C>);
+        });
+      } catch (error) {
+        settle();
+        reject(error);
+      }
+    });
+  }
+
+  /**
+   * Starts a stream: every frame goes to `onFrame` until the exchange is closed (the caller closes
+   * it on the end or error frame, or when it gives up). `payload` may be its JSON already. Throws
+   * what nats.js throws on publish (payload over the server's max_payload, connection closed),
+   * having registered nothing.
+   */
+  stream<C extends StreamContract>(contract: C, payload: RequestOf<C> | string, onFrame: (frame: ReceivedFrame<ReplyOf<C>>) => void): ReplyExchange {
+    const data = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    return this.exchange(contract.subject, data, (message) => onFrame(this.frame<ReplyOf<C>>(message)));
+  }
+
+  /** A message nobody answers, on the same connection as the requests. Throws when the connection is closed. */
+  emit<C extends EventContract>(contract: C, payload: RequestOf<C>): void {
+    this.source.nats.publish(contract.subject, JSON.stringify(payload), { headers: traceHeaders() });
+  }
+
+  /**
+   * A request nobody is meant to answer (a liveness probe): `onReply` hears only the NATS server's
+   * "no responders", if it comes.
+   */
+  probe(contract: RequestContract, onNoResponders: () => void): ReplyExchange {
+    return this.exchange(contract.subject, '', (message) => {
+      if (isNoResponders(message)) onNoResponders();
+    });
+  }
+
+  private exchange(subject: string, data: string, onReply: (message: Msg) => void): ReplyExchange {
+    const nats = this.source.nats;
+    const reply = `${this.ensurePrefix(nats)}.${(this.sequence++).toString(36)}`;
+    this.handlers.set(reply, onReply);
+    try {
+      nats.publish(subject, data, { reply, headers: traceHeaders() });
+    } catch (error) {
+      this.handlers.delete(reply);
+      throw error;
+    }
+    return { close: () => void this.handlers.delete(reply) };
+  }
+
+  private frame<Reply>(message: Msg): ReceivedFrame<Reply> {
+    if (isNoResponders(message)) return { kind: 'error', error: NO_RESPONDERS };
+    try {
+      return decodeJson(message.data) as ReceivedFrame<Reply>;
+    } catch {
+      return NOT_JSON;
+    }
+  }
+
+  private ensurePrefix(nats: NatsConnection): string {
+    if (this.prefix) return this.prefix;
+    const prefix = createInbox();
+    nats.subscribe(`${prefix}.*`, {
+      callback: (error, message) => {
+        if (!error) this.handlers.get(message.subject)?.(message);
+      },
+    });
+    this.prefix = prefix;
+    return prefix;
+  }
+}
+
+function isError(frame: unknown): frame is { kind: 'error'; error: unknown } {
+  return typeof frame === 'object' && frame !== null && (frame as { kind?: unknown }).kind === 'error';
+}
+
+/** A NATS "no responders" status message: nobody is subscribed to the request's subject. */
+export function isNoResponders(message: Msg): boolean {
+  return message.data.length === 0 && message.headers?.code === 503;
+}
