@@ -11,7 +11,7 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import type { Static, TSchema } from 'typebox';
 import { DECISION_ERROR, ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DomainError } from '@gateway/errors';
 
 type Json = Record<string, unknown>;
 
