@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import { FreeSummaryPoll } from '../policy/metering.decorators';
 import { ServiceClient } from '../nats/service-client';
-import { LogEntrySchema, UsageSummarySchema } from './account.openapi';
+import { schemaRef } from '../openapi/api-docs.decorators';
 
 /**
  * `/v1/user/me` (the account's usage summary) and `/v1/user/logs` (request logs, newest first).
@@ -19,7 +19,7 @@ export class AccountController {
   @Get('me')
   @FreeSummaryPoll()
   @ApiOperation({ summary: 'Usage summary', description: 'May be polled once a minute without counting against the rate limit.' })
-  @ApiOkResponse({ type: UsageSummarySchema })
+  @ApiOkResponse({ schema: schemaRef('UsageSummary') })
   me(@CurrentPrincipal() principal: Principal): Promise<UsageSummary> {
     const request: AccountSummaryRequest = { accountId: principal.accountId };
     return this.services.request(Rpc.accountSummary, request);
@@ -33,7 +33,7 @@ export class AccountController {
       "Master keys see the account's requests; proxy and DevPass keys only their own. `request_id` (a response's `x-request-id`) selects that one request.",
   })
   @ApiOkResponse({
-    type: [LogEntrySchema],
+    schema: schemaRef('LogEntries'),
     headers: { 'x-next-cursor': { description: 'Present when more entries follow: pass it as `cursor`.', schema: { type: 'string' } } },
   })
   async logs(@CurrentPrincipal() principal: Principal, @Query() query: LogsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<LogEntry[]> {

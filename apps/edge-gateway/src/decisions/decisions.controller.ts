@@ -1,28 +1,17 @@
 import { Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ModelCatalog } from '@gateway/catalog';
-import { DECISION_MODEL_ID } from '@gateway/contracts';
+import { DECISION_MODEL_ID, type DecisionModel } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { DecisionModelRoute, Public } from '../auth/auth.decorators';
 import { estimateDecisionCost } from '../billing/request-cost';
 import { OwnPrototypeCheck } from '../policy/body-policy.decorator';
 import { Metered, Unmetered } from '../policy/metering.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
-import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { DecisionsService } from './decisions.service';
-import { DecisionAnswerSchema, DecisionModelInfoSchema, DecisionQuestionSchema, DecisionRequestSchema, DecisionResponseSchema } from './decisions.openapi';
-
-/** The model's public description (`GET /v1/systemone`): field names are ours (README, API notes). */
-export interface DecisionModelInfo {
-  object: 'decision.model';
-  model: string;
-  context_length: number;
-  question_types: string[];
-  pricing: { input: number; output: number; unit: string };
-}
 
 @ApiTags('Decisions')
-@ApiExtraModels(DecisionQuestionSchema, DecisionAnswerSchema)
 @Controller()
 export class DecisionsController {
   constructor(
@@ -34,8 +23,8 @@ export class DecisionsController {
   @Public()
   @Unmetered('describes the model from the catalog; nothing is sent to the router')
   @ApiOperation({ summary: 'Describe the decision model', description: '`/v1/decisions` is an alias of `/v1/systemone`. No key needed.' })
-  @ApiOkResponse({ type: DecisionModelInfoSchema })
-  info(): DecisionModelInfo {
+  @ApiOkResponse({ schema: schemaRef('DecisionModel') })
+  info(): DecisionModel {
     const model = this.catalog.get(DECISION_MODEL_ID)?.config;
     return {
       object: 'decision.model',
@@ -57,8 +46,8 @@ export class DecisionsController {
       'Facts plus questions in, machine-readable answers out (`choice`, `score`, `noul`). `/v1/decisions` is an alias of `/v1/systemone`. ' +
       'Billed per input token; failed requests are not charged.',
   })
-  @ApiBody({ type: DecisionRequestSchema })
-  @ApiOkResponse({ type: DecisionResponseSchema })
+  @ApiBody({ required: true, schema: schemaRef('DecisionRequest') })
+  @ApiOkResponse({ schema: schemaRef('Decision') })
   @ApiErrors({
     400: 'Invalid body (`param` names the field), a version-pinned or unsupported model, or over 32,000 tokens.',
     402: "Insufficient credits, or the proxy key's allocation is spent.",

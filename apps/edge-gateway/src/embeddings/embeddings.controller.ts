@@ -3,13 +3,12 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EmbeddingsBody, MediaRoutes, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { MediaRelayService } from '../media/media-relay.service';
-import { mediaErrors } from '../media/media.openapi';
+import { mediaErrors } from '../media/media.api-docs';
 import { sendMediaReply } from '../media/media-reply';
-import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { estimateInputCost } from '../billing/request-cost';
 import { Metered } from '../policy/metering.decorators';
-import { EmbeddingListSchema } from './embeddings.openapi';
 
 @ApiTags('Embeddings')
 @Controller()
@@ -23,7 +22,7 @@ export class EmbeddingsController {
     summary: 'Embed text (OpenAI format)',
     description: "`input` is a string or an array of strings; each vector carries its input's `index`. Charged the input tokens at the model's input price.",
   })
-  @ApiOkResponse({ type: EmbeddingListSchema, description: 'An embedding result.' })
+  @ApiOkResponse({ schema: schemaRef('EmbeddingList'), description: 'An embedding result.' })
   @ApiErrors(
     mediaErrors("Invalid body, an input above the model's context or 300,000 tokens in all, or `dimensions` above the model's `metadata.max_dimensions`."),
   )

@@ -15,6 +15,13 @@ const ERROR_BODIES: Record<ErrorFormat, (error: HttpError, requestId: string) =>
   openai: openaiErrorBody,
 };
 
+/** The `components.schemas` name of each format's body, which the OpenAPI document answers errors with. */
+export const ERROR_BODY_SCHEMA: Record<ErrorFormat, 'DetailError' | 'AnthropicError' | 'OpenAIError'> = {
+  detail: 'DetailError',
+  anthropic: 'AnthropicError',
+  openai: 'OpenAIError',
+};
+
 export function errorBody(format: ErrorFormat, error: HttpError, requestId: string): Record<string, unknown> {
   return ERROR_BODIES[format](error, requestId);
 }

@@ -4,13 +4,12 @@ import { ImageGenerationBody, MediaRoutes, Rpc } from '@gateway/contracts';
 import { FileUrls } from '@gateway/storage';
 import type { FastifyReply } from 'fastify';
 import { MediaRelayService } from '../media/media-relay.service';
-import { mediaErrors } from '../media/media.openapi';
+import { mediaErrors } from '../media/media.api-docs';
 import { sendMediaReply } from '../media/media-reply';
-import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { estimateItemCost, imageCount } from '../billing/request-cost';
 import { Metered } from '../policy/metering.decorators';
-import { ImageGenerationResultSchema } from './images.openapi';
 
 @ApiTags('Images')
 @Controller('images')
@@ -28,7 +27,7 @@ export class ImagesController {
     description:
       "Without `model`: the catalog's first image model. Charged `n` × the model's `pricing.per_item`. URLs point at `GET /v1/files/…`: signed and expiring unless `public: true`.",
   })
-  @ApiOkResponse({ type: ImageGenerationResultSchema, description: 'An image generation result.' })
+  @ApiOkResponse({ schema: schemaRef('ImageGenerationResult'), description: 'An image generation result.' })
   @ApiErrors(
     mediaErrors('Invalid body, or a `size`, `quality`, `style` or `n` the model does not offer (its catalog `sizes`, `qualities`, `styles`, `max_images`).'),
   )

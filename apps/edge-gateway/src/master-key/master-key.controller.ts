@@ -1,11 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AccountScoped, Principal, Rpc } from '@gateway/contracts';
+import { AccountScoped, Principal, RegeneratedKey, Rpc } from '@gateway/contracts';
 import { AuthCacheService } from '../auth/auth-cache.service';
 import { CurrentPrincipal, KeyTypes } from '../auth/auth.decorators';
 import { ServiceClient } from '../nats/service-client';
 import { ErrorFormat } from '../policy/error-format.decorator';
-import { RegeneratedKeySchema } from './master-key.openapi';
+import { schemaRef } from '../openapi/api-docs.decorators';
 
 @ApiTags('Keys')
 @Controller('auth/key')
@@ -23,8 +23,8 @@ export class MasterKeyController {
   @Get('regen')
   @KeyTypes('master')
   @ApiOperation({ summary: 'Regenerate the primary key', description: 'Proxy keys are unaffected.' })
-  @ApiOkResponse({ type: RegeneratedKeySchema })
-  async regenerate(@CurrentPrincipal() principal: Principal): Promise<RegeneratedKeySchema> {
+  @ApiOkResponse({ schema: schemaRef('RegeneratedKey') })
+  async regenerate(@CurrentPrincipal() principal: Principal): Promise<RegeneratedKey> {
     const request: AccountScoped = { accountId: principal.accountId };
     const regenerated = await this.services.request(Rpc.masterKeyRegenerate, request);
     await this.cache.forgetAccount(principal.accountId);

@@ -1,4 +1,4 @@
-import { MediaReply } from '@gateway/contracts';
+import { type ImageGenerationResult, type ImageResultItem, MediaReply } from '@gateway/contracts';
 import { FileUrls } from '@gateway/storage';
 import type { FastifyReply } from 'fastify';
 
@@ -13,9 +13,9 @@ export function sendMediaReply(reply: FastifyReply, answer: MediaReply, urls?: F
   }
   if (!urls) throw new Error('the router answered images on a route that does not generate them');
   const data = answer.images.map((image) => {
-    const item: Record<string, string> = image.file ? { url: urls.urlFor(image.file.key, image.file.public) } : { b64_json: image.b64_json ?? '' };
+    const item: ImageResultItem = image.file ? { url: urls.urlFor(image.file.key, image.file.public) } : { b64_json: image.b64_json ?? '' };
     if (image.revised_prompt !== undefined) item.revised_prompt = image.revised_prompt;
     return item;
   });
-  return reply.status(200).send({ created: answer.created, data });
+  return reply.status(200).send({ created: answer.created, data } satisfies ImageGenerationResult);
 }

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { DEV_MODEL_SUFFIX, ModelEntry, Principal, Rpc } from '@gateway/contracts';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import { ServiceClient } from '../nats/service-client';
-import { ModelListSchema } from './models.openapi';
+import { schemaRef } from '../openapi/api-docs.decorators';
 
 /**
  * `GET /v1/models`: the catalog as the caller may use it. DevPass keys see the coding-plan (`:dev`)
@@ -19,7 +19,7 @@ export class ModelsController {
     summary: 'List the models the key may use',
     description: 'DevPass keys see only coding-plan (`:dev`) models, other keys every other model; a proxy key with a `model_whitelist` sees only those.',
   })
-  @ApiOkResponse({ type: ModelListSchema })
+  @ApiOkResponse({ schema: schemaRef('ModelList') })
   async list(@CurrentPrincipal() principal: Principal): Promise<{ object: 'list'; data: ModelEntry[] }> {
     const models = await this.services.request(Rpc.inferenceModels, {});
     const whitelist = principal.proxy?.modelWhitelist ?? [];

@@ -3,13 +3,12 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MediaRoutes, ModerationsBody, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { MediaRelayService } from '../media/media-relay.service';
-import { mediaErrors } from '../media/media.openapi';
+import { mediaErrors } from '../media/media.api-docs';
 import { sendMediaReply } from '../media/media-reply';
-import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { estimateInputCost } from '../billing/request-cost';
 import { Metered } from '../policy/metering.decorators';
-import { ModerationResultSchema } from './moderations.openapi';
 
 @ApiTags('Moderations')
 @Controller()
@@ -23,7 +22,7 @@ export class ModerationsController {
     summary: 'Classify text against the 11 moderation categories (OpenAI format)',
     description: "One result per input, in order. Without `model`: the catalog's first moderation model. Charged the input tokens at the model's input price.",
   })
-  @ApiOkResponse({ type: ModerationResultSchema, description: 'A moderation result.' })
+  @ApiOkResponse({ schema: schemaRef('ModerationResult'), description: 'A moderation result.' })
   @ApiErrors(mediaErrors('Invalid body.'))
   async create(@Body() body: ModerationsBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     const answer = await this.media.relay(request, MediaRoutes.moderations, Rpc.inferenceModerations, body, reply);

@@ -1,9 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { ClientFormatSchemaName } from '@gateway/client-formats';
+import type { ApiSchemaName } from '@gateway/contracts';
 
-/** A reference to one of the client formats' schemas, which `buildOpenApiDocument` puts under `components.schemas`. */
-export const formatSchemaRef = (name: ClientFormatSchemaName) => ({ $ref: `#/components/schemas/${name}` });
+export type SchemaName = ClientFormatSchemaName | ApiSchemaName;
+
+/**
+ * A reference to one of the wire-shape schemas (the client formats' and the API's other bodies),
+ * which `buildOpenApiDocument` puts under `components.schemas`.
+ */
+export const schemaRef = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` });
 
 /**
  * Statuses a route answers beyond those the document adds to every route by itself (see
@@ -17,13 +23,13 @@ export const ApiErrors = (descriptions: Record<number, string>) =>
  * A 200 that is one JSON object, or with `stream: true` a server-sent-event stream whose frames
  * follow the format's own streaming protocol.
  */
-export const ApiJsonOrEventStream = (schema: ClientFormatSchemaName, description: string, stream: string) =>
+export const ApiJsonOrEventStream = (schema: SchemaName, description: string, stream: string) =>
   applyDecorators(
     ApiResponse({
       status: 200,
       description: `${description} With \`stream: true\`: ${stream}`,
       content: {
-        'application/json': { schema: formatSchemaRef(schema) },
+        'application/json': { schema: schemaRef(schema) },
         'text/event-stream': { schema: { type: 'string', description: 'Server-sent events.' } },
       },
     }),

@@ -1,10 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { CLIENT_FORMAT_SCHEMAS } from '@gateway/client-formats';
+import { API_SCHEMAS } from '@gateway/contracts';
 import { SecuritySchemes } from '../auth/auth.decorators';
-import { ERROR_BODY_SCHEMAS } from '../errors/error-bodies.openapi';
+import { ERROR_BODY_SCHEMA } from '../errors/error-formats';
 import { publicPathOf } from '../http/legacy-urls';
 import { documentedErrorFormat, ERROR_FORMAT_EXTENSION } from '../policy/error-format.decorator';
+import { schemaRef } from './api-docs.decorators';
 import { toOpenApi31 } from './openapi-31';
 
 type Json = Record<string, any>;
@@ -58,10 +60,11 @@ const headerRefs = (names: string[]): Json => Object.fromEntries(names.map((name
 
 /**
  * The OpenAPI 3.1 document of every route the edge's controllers declare, generated from the
- * classes that validate (or describe) each route's input and output, and from the client formats'
- * schemas (`formatSchemas`: the ones the router's parsers compile, unless a test passes others).
+ * class-validator DTOs that validate some routes' input and from the wire-shape schemas
+ * (`schemas`: the client formats' and the API's other bodies, the very objects the parsers compile
+ * and the producing code takes its types from, unless a test passes others).
  */
-export function buildOpenApiDocument(app: INestApplication, formatSchemas: Record<string, object> = CLIENT_FORMAT_SCHEMAS): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, schemas: Record<string, object> = { ...CLIENT_FORMAT_SCHEMAS, ...API_SCHEMAS }): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Model Gateway API')
@@ -71,9 +74,9 @@ export function buildOpenApiDocument(app: INestApplication, formatSchemas: Recor
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key, on `/v1/messages` only.' }, SecuritySchemes.xApiKey)
     .addSecurityRequirements(SecuritySchemes.bearer);
   for (const [name, description] of TAGS) builder.addTag(name, description);
-  const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: Object.values(ERROR_BODY_SCHEMAS) });
-  // The client formats' schemas as the parsers compile them (JSON Schema 2020-12, OpenAPI 3.1's dialect).
-  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...structuredClone(formatSchemas) } };
+  const document = SwaggerModule.createDocument(app, builder.build());
+  // The wire-shape schemas as the code uses them (JSON Schema 2020-12, OpenAPI 3.1's dialect).
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...structuredClone(schemas) } };
   return finishDocument(document);
 }
 
@@ -114,7 +117,7 @@ function finishOperation(path: string, method: string, operation: Json): void {
   for (const status of statuses) responses[status] ??= { description: COMMON_ERRORS[status] };
 
   // The route's `@ErrorFormat`, the same declaration the exception filter answers by.
-  const errorSchema = { $ref: getSchemaPath(ERROR_BODY_SCHEMAS[documentedErrorFormat(operation)]) };
+  const errorSchema = schemaRef(ERROR_BODY_SCHEMA[documentedErrorFormat(operation)]);
   delete operation[ERROR_FORMAT_EXTENSION];
   for (const [status, response] of Object.entries(responses)) {
     const code = Number(status);

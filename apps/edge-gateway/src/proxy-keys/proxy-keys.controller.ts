@@ -11,23 +11,18 @@ import {
   UpdateProxyKeyDto,
   UpdateProxyKeyFieldsDto,
   ValidateProxyKeyDto,
+  type ValidateProxyKeyResponse,
 } from '@gateway/contracts';
 import { LEGACY_QUERY_LOOKUP_PATH } from '../http/legacy-urls';
 import { checkProxyKey } from '../auth/access-policy';
 import { AuthenticatedRequest, CurrentPrincipal, KeyTypes, SkipAccessChecks } from '../auth/auth.decorators';
-import { ApiErrors } from '../openapi/api-docs.decorators';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { ErrorFormat } from '../policy/error-format.decorator';
-import { MessageResponseSchema, ProxyKeyRecordSchema, ToggleResponseSchema, ValidateResponseSchema } from './proxy-keys.openapi';
 import { ProxyKeysService } from './proxy-keys.service';
 
 const NOT_FOUND = { 404: 'Proxy key not found: unknown, or owned by another account.' };
 const ABOVE_DAILY_LIMIT = "Invalid body, or `allocated_ammount` above the plan's daily limit (`Allocated ammount cannot exceed your daily limit of <number>`).";
 const LEGACY = 'Legacy form, discouraged: use the body-field form.';
-
-export interface ValidateResponse {
-  valid: boolean;
-  message: string;
-}
 
 /**
  * Proxy-key administration, for the account's master key. The key acted on is named in the body;
@@ -43,7 +38,7 @@ export class ProxyKeysController {
   @HttpCode(201)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Create a proxy key' })
-  @ApiCreatedResponse({ type: ProxyKeyRecordSchema, description: 'The new key (without `user_id` and `enabled_thinking`).' })
+  @ApiCreatedResponse({ schema: schemaRef('ProxyKey'), description: 'The new key (without `user_id` and `enabled_thinking`).' })
   @ApiErrors({ 400: ABOVE_DAILY_LIMIT, 403: "Not a master key, or the plan's proxy-key limit is reached." })
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateProxyKeyDto): Promise<ProxyKeyRecord> {
     return this.proxyKeys.create(principal.accountId, body);
@@ -52,7 +47,7 @@ export class ProxyKeysController {
   @Get('proxy')
   @KeyTypes('master')
   @ApiOperation({ summary: "List the account's proxy keys" })
-  @ApiOkResponse({ type: [ProxyKeyRecordSchema] })
+  @ApiOkResponse({ schema: schemaRef('ProxyKeys') })
   list(@CurrentPrincipal() principal: Principal): Promise<ProxyKeyRecord[]> {
     return this.proxyKeys.list(principal.accountId);
   }
@@ -61,7 +56,7 @@ export class ProxyKeysController {
   @HttpCode(200)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Look one proxy key up' })
-  @ApiOkResponse({ type: ProxyKeyRecordSchema, description: 'The record, with `user_id` and `enabled_thinking`.' })
+  @ApiOkResponse({ schema: schemaRef('ProxyKey'), description: 'The record, with `user_id` and `enabled_thinking`.' })
   @ApiErrors(NOT_FOUND)
   lookup(@CurrentPrincipal() principal: Principal, @Body() body: ProxyKeyRef): Promise<ProxyKeyRecord> {
     return this.proxyKeys.lookup(principal.accountId, body.proxy_key);
@@ -71,7 +66,7 @@ export class ProxyKeysController {
   @HttpCode(200)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Update a proxy key', description: 'Only the fields sent change; `spend_window: null` clears the window.' })
-  @ApiOkResponse({ type: MessageResponseSchema, description: '`{"message": "Proxy key updated"}`' })
+  @ApiOkResponse({ schema: schemaRef('MessageResponse'), description: '`{"message": "Proxy key updated"}`' })
   @ApiErrors({ 400: ABOVE_DAILY_LIMIT, ...NOT_FOUND })
   update(@CurrentPrincipal() principal: Principal, @Body() body: UpdateProxyKeyDto): Promise<MessageResponse> {
     return this.proxyKeys.update(principal.accountId, body);
@@ -81,7 +76,7 @@ export class ProxyKeysController {
   @HttpCode(200)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Enable or disable a proxy key' })
-  @ApiOkResponse({ type: ToggleResponseSchema })
+  @ApiOkResponse({ schema: schemaRef('ToggleResponse') })
   @ApiErrors(NOT_FOUND)
   toggle(@CurrentPrincipal() principal: Principal, @Body() body: ProxyKeyRef): Promise<ToggleResponse> {
     return this.proxyKeys.toggle(principal.accountId, body.proxy_key);
@@ -91,7 +86,7 @@ export class ProxyKeysController {
   @HttpCode(200)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Delete one proxy key' })
-  @ApiOkResponse({ type: MessageResponseSchema, description: '`{"message": "Proxy key deleted"}`' })
+  @ApiOkResponse({ schema: schemaRef('MessageResponse'), description: '`{"message": "Proxy key deleted"}`' })
   @ApiErrors(NOT_FOUND)
   remove(@CurrentPrincipal() principal: Principal, @Body() body: ProxyKeyRef): Promise<MessageResponse> {
     return this.proxyKeys.remove(principal.accountId, body.proxy_key);
@@ -100,7 +95,7 @@ export class ProxyKeysController {
   @Delete('proxy/delete')
   @KeyTypes('master')
   @ApiOperation({ summary: 'Delete every proxy key of the account (irreversible)' })
-  @ApiOkResponse({ type: MessageResponseSchema, description: '`{"message": "Proxy keys deleted"}`' })
+  @ApiOkResponse({ schema: schemaRef('MessageResponse'), description: '`{"message": "Proxy keys deleted"}`' })
   removeAll(@CurrentPrincipal() principal: Principal): Promise<MessageResponse> {
     return this.proxyKeys.removeAll(principal.accountId);
   }
@@ -113,9 +108,9 @@ export class ProxyKeysController {
     summary: 'Check a proxy key',
     description: 'Authorized with the proxy key itself. Checks, in order: enabled, expiry, `model` against the whitelist (when sent), caller IP.',
   })
-  @ApiOkResponse({ type: ValidateResponseSchema })
+  @ApiOkResponse({ schema: schemaRef('ValidateProxyKeyResponse') })
   @ApiErrors({ 401: 'Missing or unknown key. A disabled or expired proxy key is answered 200 with `valid: false`.' })
-  validate(@Req() request: AuthenticatedRequest, @Body() body: ValidateProxyKeyDto): ValidateResponse {
+  validate(@Req() request: AuthenticatedRequest, @Body() body: ValidateProxyKeyDto): ValidateProxyKeyResponse {
     const refusal = checkProxyKey(request.principal.proxy!, request.ipAllowlist, {
       ip: request.ip,
       model: body.model,
@@ -130,7 +125,7 @@ export class ProxyKeysController {
   @Get('proxy/:proxy_key')
   @KeyTypes('master')
   @ApiOperation({ summary: 'Look one proxy key up (path form)', description: LEGACY, deprecated: true })
-  @ApiOkResponse({ type: ProxyKeyRecordSchema })
+  @ApiOkResponse({ schema: schemaRef('ProxyKey') })
   @ApiErrors(NOT_FOUND)
   legacyLookup(@CurrentPrincipal() principal: Principal, @Param() params: ProxyKeyRef): Promise<ProxyKeyRecord> {
     return this.proxyKeys.lookup(principal.accountId, params.proxy_key);
@@ -140,7 +135,7 @@ export class ProxyKeysController {
   @Get(LEGACY_QUERY_LOOKUP_PATH)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Look one proxy key up (query form)', description: LEGACY, deprecated: true })
-  @ApiOkResponse({ type: ProxyKeyRecordSchema })
+  @ApiOkResponse({ schema: schemaRef('ProxyKey') })
   @ApiErrors(NOT_FOUND)
   legacyQueryLookup(@CurrentPrincipal() principal: Principal, @Query() query: ProxyKeyRef): Promise<ProxyKeyRecord> {
     return this.proxyKeys.lookup(principal.accountId, query.proxy_key);
@@ -150,7 +145,7 @@ export class ProxyKeysController {
   @HttpCode(200)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Enable or disable a proxy key (path form)', description: LEGACY, deprecated: true })
-  @ApiOkResponse({ type: ToggleResponseSchema })
+  @ApiOkResponse({ schema: schemaRef('ToggleResponse') })
   @ApiErrors(NOT_FOUND)
   legacyToggle(@CurrentPrincipal() principal: Principal, @Param() params: ProxyKeyRef): Promise<ToggleResponse> {
     return this.proxyKeys.toggle(principal.accountId, params.proxy_key);
@@ -159,7 +154,7 @@ export class ProxyKeysController {
   @Delete('proxy/delete/:proxy_key')
   @KeyTypes('master')
   @ApiOperation({ summary: 'Delete one proxy key (path form)', description: LEGACY, deprecated: true })
-  @ApiOkResponse({ type: MessageResponseSchema, description: '`{"message": "Proxy key deleted"}`' })
+  @ApiOkResponse({ schema: schemaRef('MessageResponse'), description: '`{"message": "Proxy key deleted"}`' })
   @ApiErrors(NOT_FOUND)
   legacyRemove(@CurrentPrincipal() principal: Principal, @Param() params: ProxyKeyRef): Promise<MessageResponse> {
     return this.proxyKeys.remove(principal.accountId, params.proxy_key);
@@ -169,7 +164,7 @@ export class ProxyKeysController {
   @HttpCode(200)
   @KeyTypes('master')
   @ApiOperation({ summary: 'Update a proxy key (path form)', description: LEGACY, deprecated: true })
-  @ApiOkResponse({ type: MessageResponseSchema, description: '`{"message": "Proxy key updated"}`' })
+  @ApiOkResponse({ schema: schemaRef('MessageResponse'), description: '`{"message": "Proxy key updated"}`' })
   @ApiErrors({ 400: ABOVE_DAILY_LIMIT, ...NOT_FOUND })
   legacyUpdate(@CurrentPrincipal() principal: Principal, @Param() params: ProxyKeyRef, @Body() body: UpdateProxyKeyFieldsDto): Promise<MessageResponse> {
     return this.proxyKeys.update(principal.accountId, { ...body, proxy_key: params.proxy_key });

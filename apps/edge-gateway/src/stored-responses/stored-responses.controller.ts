@@ -13,7 +13,7 @@ import {
 } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
 import { CurrentPrincipal } from '../auth/auth.decorators';
-import { ApiErrors, formatSchemaRef } from '../openapi/api-docs.decorators';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { Unmetered } from '../policy/metering.decorators';
 import { ServiceClient } from '../nats/service-client';
 
@@ -39,7 +39,7 @@ export class StoredResponsesController {
   @Unmetered('reads a stored response; nothing is generated')
   @ApiOperation({ summary: 'A stored response', description: 'The Response object as `POST /v1/responses` returned it.' })
   @ApiParam(ID_PARAM)
-  @ApiOkResponse({ schema: formatSchemaRef('Response') })
+  @ApiOkResponse({ schema: schemaRef('Response') })
   @ApiErrors(NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<Record<string, unknown>> {
     const record = await this.services.request(Rpc.responsesGet, request(principal, id));
@@ -50,7 +50,7 @@ export class StoredResponsesController {
   @Unmetered('deletes a stored response; nothing is generated')
   @ApiOperation({ summary: 'Delete a stored response', description: 'Later references to it (`previous_response_id`, `item_reference`) get 404.' })
   @ApiParam(ID_PARAM)
-  @ApiOkResponse({ schema: formatSchemaRef('DeletedResponse') })
+  @ApiOkResponse({ schema: schemaRef('DeletedResponse') })
   @ApiErrors(NOT_FOUND)
   delete(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<DeletedResponse> {
     return this.services.request(Rpc.responsesDelete, request(principal, id));
@@ -63,7 +63,7 @@ export class StoredResponsesController {
     description: 'Everything its model saw as input (with `previous_response_id`, the earlier turns too), newest first unless `order=asc`.',
   })
   @ApiParam(ID_PARAM)
-  @ApiOkResponse({ schema: formatSchemaRef('ResponseInputItemList') })
+  @ApiOkResponse({ schema: schemaRef('ResponseInputItemList') })
   @ApiErrors({ ...NOT_FOUND, 400: 'A bad query parameter (`param` names it), or an `after` that is not an item of this response.' })
   inputItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: InputItemsQuery): Promise<InputItemsPage> {
     const { limit, order, after } = query;

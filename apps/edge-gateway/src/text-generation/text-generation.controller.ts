@@ -7,7 +7,7 @@ import { textCostEstimator } from '../billing/request-cost';
 import { ErrorFormat } from '../policy/error-format.decorator';
 import { Metered } from '../policy/metering.decorators';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
-import { ApiErrors, ApiJsonOrEventStream, formatSchemaRef } from '../openapi/api-docs.decorators';
+import { ApiErrors, ApiJsonOrEventStream, schemaRef } from '../openapi/api-docs.decorators';
 import { TextGenerationService } from './text-generation.service';
 
 /** What any of the three formats may answer besides the statuses every route has. */
@@ -34,7 +34,7 @@ export class TextGenerationController {
   @HttpCode(200)
   @Metered(textCostEstimator('chat'))
   @ApiOperation({ summary: 'Chat completion (OpenAI format)' })
-  @ApiBody({ schema: formatSchemaRef('ChatCompletionRequest') })
+  @ApiBody({ schema: schemaRef('ChatCompletionRequest') })
   @ApiJsonOrEventStream('ChatCompletion', 'A chat completion.', '`data: {chat.completion.chunk}` frames ending in `data: [DONE]`.')
   @ApiErrors(GENERATION_ERRORS)
   chat(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
@@ -49,7 +49,7 @@ export class TextGenerationController {
     description:
       'Stored unless `store: false` (read it back with `GET /v1/responses/{id}`); `previous_response_id` and `item_reference` inputs refer to stored responses of the caller (404 when unknown).',
   })
-  @ApiBody({ schema: formatSchemaRef('ResponsesRequest') })
+  @ApiBody({ schema: schemaRef('ResponsesRequest') })
   @ApiJsonOrEventStream('Response', 'A response object.', 'typed events from `response.created` to `response.completed` (or `response.incomplete`).')
   @ApiErrors(GENERATION_ERRORS)
   responses(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
@@ -63,7 +63,7 @@ export class TextGenerationController {
   @AcceptsXApiKey()
   @ApiOperation({ summary: 'Message (Anthropic Messages format)', description: 'The key may be sent as `x-api-key` instead of `Authorization: Bearer`.' })
   @ApiHeader({ name: 'partner-version', required: false, description: 'A date-form version string; accepted, and optional.' })
-  @ApiBody({ schema: formatSchemaRef('MessagesRequest') })
+  @ApiBody({ schema: schemaRef('MessagesRequest') })
   @ApiJsonOrEventStream('Message', 'A message object.', '`message_start`, `content_block_*`, `message_delta` and `message_stop` events (with `ping`s).')
   @ApiErrors(GENERATION_ERRORS)
   messages(@Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {

@@ -2,11 +2,10 @@ import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AcceptsXApiKey, AuthenticatedRequest } from '../auth/auth.decorators';
-import { ApiErrors, formatSchemaRef } from '../openapi/api-docs.decorators';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { ErrorFormat } from '../policy/error-format.decorator';
 import { Unmetered } from '../policy/metering.decorators';
 import { RateLimitBucket } from '../policy/rate-limit-bucket.decorator';
-import { MessagesTokenCountSchema, ResponsesInputTokensSchema } from './token-counting.openapi';
 import { TokenCountingService } from './token-counting.service';
 
 const COUNT_ERRORS = {
@@ -34,10 +33,10 @@ export class TokenCountingController {
   @AcceptsXApiKey()
   @ApiOperation({ summary: 'Count input tokens (Anthropic Messages format)', description: `${HOW_COUNTED} The key may be sent as \`x-api-key\`.` })
   @ApiBody({
-    schema: formatSchemaRef('MessagesRequest'),
+    schema: schemaRef('MessagesRequest'),
     description: 'A Messages body; `max_tokens`, `stream` and other generation settings are accepted and ignored.',
   })
-  @ApiOkResponse({ type: MessagesTokenCountSchema })
+  @ApiOkResponse({ schema: schemaRef('MessagesTokenCount') })
   @ApiErrors(COUNT_ERRORS)
   messages(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.counting.count('messages', request, reply);
@@ -48,8 +47,8 @@ export class TokenCountingController {
   @Unmetered('counts input tokens without generating: free, no reservation, no usage event')
   @RateLimitBucket('token-count')
   @ApiOperation({ summary: 'Count input tokens (OpenAI Responses format)', description: `${HOW_COUNTED} \`model\` and \`input\` are required.` })
-  @ApiBody({ schema: formatSchemaRef('ResponsesRequest'), description: 'A Responses body; generation settings are accepted and ignored.' })
-  @ApiOkResponse({ type: ResponsesInputTokensSchema })
+  @ApiBody({ schema: schemaRef('ResponsesRequest'), description: 'A Responses body; generation settings are accepted and ignored.' })
+  @ApiOkResponse({ schema: schemaRef('ResponsesInputTokens') })
   @ApiErrors(COUNT_ERRORS)
   responses(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.counting.count('responses', request, reply);

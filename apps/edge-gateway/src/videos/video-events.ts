@@ -1,28 +1,6 @@
-import { VideoJobFailure, VideoJobProgress } from '@gateway/contracts';
+import { VideoJobFailure, VideoJobProgress, type VideoStreamEvent } from '@gateway/contracts';
 
-/**
- * The objects of a video stream, one JSON object per line (spec, Events 1). Payloads beyond
- * `heartbeat` are ours (README, API notes):
- *   {"heartbeat":true}                                             the job is still pending
- *   {"id","object":"video.generation.progress","status","progress"}   queued / in_progress, 0–100
- *   {"id","object":"video.generation","status":"completed","model","size","resolution","duration","content_type","url"}
- *   {"id","object":"video.generation","status":"failed","error":{"message","type","code"}}
- */
-export type VideoStreamEvent =
-  | { heartbeat: true }
-  | { id: string; object: 'video.generation.progress'; status: VideoJobProgress['status']; progress: number }
-  | {
-      id: string;
-      object: 'video.generation';
-      status: 'completed';
-      model: string;
-      size: string;
-      resolution: string;
-      duration: number;
-      content_type: string;
-      url: string;
-    }
-  | { id: string; object: 'video.generation'; status: 'failed'; error: { message: string; type: string; code: string } };
+export type { VideoStreamEvent };
 
 export const HEARTBEAT: VideoStreamEvent = { heartbeat: true };
 

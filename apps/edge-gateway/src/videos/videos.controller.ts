@@ -1,14 +1,13 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { VIDEO_ROUTE, VideoGenerationBody } from '@gateway/contracts';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { VIDEO_ROUTE, VIDEO_STREAM_DESCRIPTION, VideoGenerationBody } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { MeteredRequest } from '../rate-limit/rate-limit.guard';
 import { estimateItemCost } from '../billing/request-cost';
 import { Metered, Unmetered } from '../policy/metering.decorators';
 import { AcceptEventStreamGuard } from './accept-event-stream.guard';
 import { VideosService } from './videos.service';
-import { ApiErrors } from '../openapi/api-docs.decorators';
-import { VIDEO_STREAM_DESCRIPTION, VideoGenerationSchema, VideoHeartbeatSchema, VideoProgressSchema } from './videos.openapi';
+import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 
 const VideoStream = () =>
   ApiResponse({
@@ -17,7 +16,7 @@ const VideoStream = () =>
     content: {
       'text/event-stream': {
         schema: {
-          oneOf: [{ $ref: getSchemaPath(VideoHeartbeatSchema) }, { $ref: getSchemaPath(VideoProgressSchema) }, { $ref: getSchemaPath(VideoGenerationSchema) }],
+          oneOf: [schemaRef('VideoHeartbeat'), schemaRef('VideoProgress'), schemaRef('VideoGeneration')],
         },
       },
     },
@@ -30,7 +29,6 @@ const VideoStream = () =>
  * `Accept: text/event-stream`.
  */
 @ApiTags('Videos')
-@ApiExtraModels(VideoHeartbeatSchema, VideoProgressSchema, VideoGenerationSchema)
 @Controller('videos/generations')
 @UseGuards(AcceptEventStreamGuard)
 export class VideosController {

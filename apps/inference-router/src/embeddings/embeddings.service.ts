@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EmbeddingsRequest, ErrorCode, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
+import { type EmbeddingList, EmbeddingsRequest, ErrorCode, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
 import type { CatalogModel } from '@gateway/catalog';
 import type { EmbeddingRequest } from '@gateway/canonical';
 import { countTextsTokens, countTextTokensUpTo, DomainError } from '@gateway/platform';
@@ -59,7 +59,7 @@ export class EmbeddingsService {
           data: result.vectors.map((vector, index) => ({ object: 'embedding', embedding: encodeEmbedding(vector, encoding), index })),
           model: model.config.id,
           usage: { prompt_tokens: result.inputTokens, total_tokens: result.inputTokens },
-        },
+        } satisfies EmbeddingList,
       };
     });
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { MediaReply, MediaRoutes, ModerationsRequest } from '@gateway/contracts';
+import { MediaReply, MediaRoutes, type ModerationResult, ModerationsRequest } from '@gateway/contracts';
 import { randomUUID } from 'node:crypto';
 import type { ModerationRequest } from '@gateway/canonical';
 import { MediaCalls } from '../media/media-call';
@@ -35,7 +35,7 @@ export class ModerationsService {
       return {
         kind: 'json',
         status: 200,
-        body: { id: result.id ?? `modr-${randomUUID()}`, model: model.config.id, results: result.results },
+        body: { id: result.id ?? `modr-${randomUUID()}`, model: model.config.id, results: result.results } satisfies ModerationResult,
       };
     });
   }

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ErrorCode, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { ErrorCode, type MessagesTokenCount, type ResponsesInputTokens, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import type { CanonicalRequest } from '@gateway/canonical';
 import { ModelCatalog } from '@gateway/catalog';
 import { clientFormat } from '@gateway/client-formats';
@@ -19,8 +19,8 @@ export const UPSTREAM_COUNT_TIMEOUT_MS = 3_000;
 
 /** Each format's counting answer: Anthropic's `{input_tokens}`, OpenAI's `response.input_tokens` object. */
 const COUNT_BODIES: Partial<Record<TextFormat, (tokens: number) => object>> = {
-  messages: (tokens) => ({ input_tokens: tokens }),
-  responses: (tokens) => ({ object: 'response.input_tokens', input_tokens: tokens }),
+  messages: (tokens): MessagesTokenCount => ({ input_tokens: tokens }),
+  responses: (tokens): ResponsesInputTokens => ({ object: 'response.input_tokens', input_tokens: tokens }),
 };
 
 /**

@@ -4,6 +4,8 @@
  * decision endpoint and the edge's OpenAI-style routes all build on it, so an `openai` SDK raises
  * its usual typed error (`BadRequestError`, `RateLimitError`, ...) with our message.
  */
+import { type Static, Type } from 'typebox';
+import { Nullable } from '../common/schema';
 import { dataFrame } from '../common/sse';
 import { withRequestId, type WireError } from '../common/wire-error';
 
@@ -37,11 +39,23 @@ export function openaiErrorCode(status: number): string | null {
   return OPENAI_CODES[status] ?? (status >= 500 ? 'server_error' : null);
 }
 
-// A type alias rather than an interface, so a body is assignable to Record<string, unknown>.
-export type OpenAIErrorBody = {
-  error: { message: string; type: string; code: string | null; param: string | null };
-  request_id?: string;
-};
+/** 5xx only: the request id to quote; every format's error body may carry it. */
+export const RequestIdField = Type.Optional(Type.String({ description: '5xx only: quote it when reporting the failure.', example: 'req_0f3c…' }));
+
+export const OpenAIErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      message: Type.String({ description: 'What went wrong, naming the field at fault.' }),
+      type: Type.String({ description: 'Error class, e.g. `invalid_request_error`, `authentication_error`, `rate_limit_error`.' }),
+      code: Nullable(Type.String(), { description: 'Machine-readable code, e.g. `model_not_supported`; may be null.' }),
+      param: Nullable(Type.String(), { description: 'The offending request field as a dotted path, e.g. `messages.0.role`.' }),
+      retry_after: Type.Optional(Type.Integer({ description: 'Decisions, 429 only: seconds to wait (also sent as `Retry-After`).' })),
+    }),
+    request_id: RequestIdField,
+  },
+  { description: 'Error body of the OpenAI-style routes and of decisions.' },
+);
+export type OpenAIErrorBody = Static<typeof OpenAIErrorBody>;
 
 /** `code` is the error's own code when it has one, else OpenAI's well-known code for the status. */
 export function openaiErrorBody(error: WireError, requestId?: string): OpenAIErrorBody {

@@ -9,35 +9,15 @@
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
-import { ErrorCode } from '@gateway/contracts';
+import { ErrorCode, FreeObject, Literals, Maybe, Nullable } from '@gateway/contracts';
 import { DomainError } from '@gateway/errors';
 
 type Json = Record<string, unknown>;
 
-/**
- * `T` or `null`: an optional field sent as `null` counts as absent, as it always has. Written as
- * a type list (`['number', 'null']`), so a bound or an enum keeps applying to the value itself.
- */
-export function Nullable<T extends TSchema>(schema: T) {
-  const json = { ...(schema as Json) };
-  if (typeof json.type === 'string') json.type = [json.type, 'null'];
-  else if (Array.isArray(json.type)) json.type = [...json.type, 'null'];
-  if (Array.isArray(json.enum)) json.enum = [...json.enum, null];
-  return Type.Unsafe<Static<T> | null>(json);
-}
-
-/** An optional field that may also be `null`. */
-export const Maybe = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
-
-/** One of a few strings, as an `enum` (one error naming every allowed value, in this order). */
-export const Literals = <const V extends readonly string[]>(values: V, options: Json = {}) =>
-  Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
+export { FreeObject, Literals, Maybe, Nullable };
 
 /** A string, or an array of strings. */
 export const StringOrStrings = (options: Json = {}) => Type.Unsafe<string | string[]>({ type: ['string', 'array'], items: { type: 'string' }, ...options });
-
-/** A free-form object (a JSON Schema, metadata): only its being an object is checked. */
-export const FreeObject = (options: Json = {}) => Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });
 
 /** A non-empty string. */
 export const Id = (options: Json = {}) => Type.String({ minLength: 1, ...options });

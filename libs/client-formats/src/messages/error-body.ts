@@ -3,6 +3,9 @@
  * `event: error` frame: the one place that spells an Anthropic error, so `@anthropic-ai/sdk`
  * raises its usual typed error (`RateLimitError`, `OverloadedError`, ...) with our message.
  */
+import { type Static, Type } from 'typebox';
+import { RequestIdField } from '../chat/error-body';
+import { Literals } from '../common/schema';
 import { eventFrame } from '../common/sse';
 import { withRequestId, type WireError } from '../common/wire-error';
 
@@ -23,11 +26,18 @@ export function anthropicErrorType(status: number): string {
   return ANTHROPIC_TYPES[status] ?? (status < 500 ? 'invalid_request_error' : 'api_error');
 }
 
-export type AnthropicErrorBody = {
-  type: 'error';
-  error: { type: string; message: string };
-  request_id?: string;
-};
+export const AnthropicErrorBody = Type.Object(
+  {
+    type: Literals(['error']),
+    error: Type.Object({
+      type: Type.String({ description: 'Error class, e.g. `invalid_request_error`, `authentication_error`, `overloaded_error`.' }),
+      message: Type.String(),
+    }),
+    request_id: RequestIdField,
+  },
+  { description: 'Error body of `/v1/messages`.' },
+);
+export type AnthropicErrorBody = Static<typeof AnthropicErrorBody>;
 
 /** Anthropic bodies carry neither `code` nor `param`. */
 export function anthropicErrorBody(error: WireError, requestId?: string): AnthropicErrorBody {

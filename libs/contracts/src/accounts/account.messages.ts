@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { USAGE_STATUSES, UsageStatus } from '../inference/usage.events';
+import type { LogEntry } from './account.schema';
 
 /** Routes `/user/me` always reports, even at zero. */
 export const SUMMARY_ROUTES = ['chat.completions', 'images.generations', 'images.edits', 'videos.generations'] as const;
@@ -107,33 +108,6 @@ export class AccountSummaryRequest {
   @IsOptional()
   @Matches(/^\d{4}-\d{2}-\d{2}$/)
   today?: string;
-}
-
-export interface UsageSummary {
-  subscription: string;
-  credits: number;
-  usage: { input_tokens: number; output_tokens: number };
-  history: { date: string; requests: number }[];
-  endpoints: Record<string, number>;
-}
-
-export interface LogEntry {
-  /** The gateway's request id: the `x-request-id` the client got. */
-  request_id: string;
-  key: string;
-  model: string;
-  route: string;
-  credits: number;
-  timestamp: number;
-  status: UsageStatus;
-  ip: string;
-  /** Token routes: every input token, cache reads and writes included. */
-  input_tokens?: number;
-  output_tokens?: number;
-  /** Text-generation routes: of `input_tokens`, those read from the provider's prompt cache. */
-  cache_read_input_tokens?: number;
-  /** Text-generation routes: of `input_tokens`, those written to the provider's prompt cache. */
-  cache_creation_input_tokens?: number;
 }
 
 export interface LogsPage {

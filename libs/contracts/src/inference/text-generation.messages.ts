@@ -103,26 +103,6 @@ export class CancelInferenceEvent {
   abandoned?: boolean;
 }
 
-/** Per-model listing fields of `GET /v1/models` (the spec's model entry). */
-export interface ModelEntry {
-  id: string;
-  object: 'model';
-  name?: string;
-  description?: string;
-  owned_by?: string;
-  created?: number;
-  tokens?: number;
-  pricing?: { input: number; output: number; cache_read?: number; cache_write?: number };
-  endpoints?: string[];
-  premium_model?: boolean;
-  voices?: string[];
-  sizes?: string[];
-  qualities?: string[];
-  tags?: string[];
-  styles?: string[];
-  metadata?: Record<string, unknown>;
-}
-
 /** Combined `state` and `questions` of one decision, in tokens (spec, Limits). */
 export const DECISION_MAX_INPUT_TOKENS = 32_000;
 

@@ -1,13 +1,8 @@
 import { AccountScoped, AuthenticateKeyRequest, KeysChangedEvent, KeysTouchedEvent } from '../auth/auth.messages';
 import type { Principal } from '../auth/principal';
-import {
-  AccountBudgetRequest,
-  AccountLogsRequest,
-  AccountSummaryRequest,
-  type AccountBudget,
-  type LogsPage,
-  type UsageSummary,
-} from '../accounts/account.messages';
+import type { MessageResponse, ProxyKeyRecord, RegeneratedKey, ToggleResponse } from '../proxy-keys/proxy-key.schema';
+import { AccountBudgetRequest, AccountLogsRequest, AccountSummaryRequest, type AccountBudget, type LogsPage } from '../accounts/account.messages';
+import type { UsageSummary } from '../accounts/account.schema';
 import {
   InputItemsRequest,
   SaveStoredResponseRequest,
@@ -25,11 +20,10 @@ import {
   routerAliveSubject,
   TextGenerationRequest,
   type HeartbeatFrame,
-  type ModelEntry,
   type TextFrame,
 } from '../inference/text-generation.messages';
+import type { ModelEntry } from '../inference/model-list.schema';
 import { CreateProxyKeyCommand, ProxyKeyCommand, UpdateProxyKeyCommand } from '../proxy-keys/proxy-key.commands';
-import type { MessageResponse, ProxyKeyRecord, ToggleResponse } from '../proxy-keys/proxy-key.record';
 import { healthSubject, QueueGroups, ServiceName, Subjects } from '../subjects';
 
 /**
@@ -80,7 +74,7 @@ type WithHeartbeats<Frame> = Frame | HeartbeatFrame;
  */
 export const Rpc = {
   keysAuthenticate: request<AuthenticateKeyRequest, Principal | null>(Subjects.keysAuthenticate, AuthenticateKeyRequest),
-  masterKeyRegenerate: request<AccountScoped, { key: string }>(Subjects.masterKeyRegenerate, AccountScoped),
+  masterKeyRegenerate: request<AccountScoped, RegeneratedKey>(Subjects.masterKeyRegenerate, AccountScoped),
   /** Every edge replica drops the keys from its cache: no queue group. */
   keysChanged: event(Subjects.keysChanged, KeysChangedEvent, false),
   keysTouched: event(Subjects.keysTouched, KeysTouchedEvent),

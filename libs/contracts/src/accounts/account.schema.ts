@@ -1,0 +1,56 @@
+/** `GET /v1/user/me` and `GET /v1/user/logs`: the bodies account-service builds and the edge relays. */
+import { type Static, Type } from 'typebox';
+import { Dict, Literals } from '../schema/schema-helpers';
+import { USAGE_STATUSES } from '../inference/usage.events';
+import { SUMMARY_ROUTES } from './account.messages';
+
+export const UsageSummary = Type.Object({
+  subscription: Type.String({ description: 'Plan name.', example: 'pro' }),
+  credits: Type.Number({ description: 'Credits remaining.' }),
+  usage: Type.Object({
+    input_tokens: Type.Integer({ description: 'Input tokens consumed.' }),
+    output_tokens: Type.Integer({ description: 'Output tokens generated.' }),
+  }),
+  history: Type.Array(
+    Type.Object({
+      date: Type.String({ format: 'date', example: '2026-01-31', description: 'UTC day, `YYYY-MM-DD`.' }),
+      requests: Type.Integer(),
+    }),
+    { description: 'Daily request counts.' },
+  ),
+  endpoints: Dict(Type.Integer(), {
+    description: `Request counts by route; always has ${SUMMARY_ROUTES.map((route) => `\`${route}\``).join(', ')}.`,
+  }),
+});
+export type UsageSummary = Static<typeof UsageSummary>;
+
+const CACHE_ROUTES = '`chat.completions`, `responses` and `messages` only';
+
+export const LogEntry = Type.Object({
+  request_id: Type.String({
+    description: "The gateway's request id: the `x-request-id` header the request was answered with.",
+    example: 'req_0f3c9a1b2c3d4e5f60718293a4b5c6d7',
+  }),
+  key: Type.String({ description: 'The key used, masked (prefix and last 4 characters).', example: 'ek-...a1b2' }),
+  model: Type.String(),
+  route: Type.String({ description: 'The route called, e.g. `chat.completions`.' }),
+  credits: Type.Number({ description: 'Credits charged.' }),
+  timestamp: Type.Integer({ description: 'Unix seconds.' }),
+  status: Literals(USAGE_STATUSES),
+  ip: Type.String({ description: 'Caller address (IPv4 or IPv6).' }),
+  input_tokens: Type.Optional(Type.Integer({ description: 'Text models only. Every input token, cache reads and writes included.' })),
+  output_tokens: Type.Optional(Type.Integer({ description: 'Text models only.' })),
+  cache_read_input_tokens: Type.Optional(
+    Type.Integer({
+      description: `${CACHE_ROUTES}: of \`input_tokens\`, those read from the provider's prompt cache (charged at the model's \`pricing.cache_read\`).`,
+    }),
+  ),
+  cache_creation_input_tokens: Type.Optional(
+    Type.Integer({
+      description: `${CACHE_ROUTES}: of \`input_tokens\`, those written to the provider's prompt cache (charged at the model's \`pricing.cache_write\`).`,
+    }),
+  ),
+});
+export type LogEntry = Static<typeof LogEntry>;
+
+export const LogEntries = Type.Array(LogEntry);

@@ -1,0 +1,53 @@
+/**
+ * The answers of the proxy-key routes, field names the spec's (spelling included): key-service
+ * builds the records and messages, the edge the validation answer.
+ */
+import { type Static, Type } from 'typebox';
+import { Literals, Nullable } from '../schema/schema-helpers';
+import { SpendWindows } from '../keys';
+
+export const ProxyKeyRecord = Type.Object(
+  {
+    name: Type.String({ maxLength: 25 }),
+    key: Type.String({ description: 'The proxy key value.', example: 'ek-proxy-…' }),
+    user_id: Type.Optional(Type.String({ description: 'Owner id. Lookups only.' })),
+    expires_at: Type.Integer({ description: 'Unix seconds; `-1` means no expiry.' }),
+    allocated_ammount: Type.Number({ minimum: 0, description: 'Credits allocated (per `spend_window` when set).' }),
+    used_ammount: Type.Number({ minimum: 0, description: 'Credits used so far (in the current window when `spend_window` is set); 0 on creation.' }),
+    spend_window: Nullable(Literals(SpendWindows), { description: "`null`: one allocation for the key's lifetime." }),
+    is_active: Type.Boolean({ description: 'Whether the key is enabled. Expiry does not change it.' }),
+    model_whitelist: Type.Array(Type.String(), { description: 'Allowed model ids; empty means every model.' }),
+    ip_whitelist: Type.Array(Type.String(), { description: 'Allowed caller addresses or CIDR blocks; empty means every address.' }),
+    enabled_thinking: Type.Optional(Type.Boolean({ description: 'Lookups only.' })),
+    created_at: Type.Integer({ description: 'Unix seconds.' }),
+    last_used: Nullable(Type.Integer(), { description: 'Unix seconds; `null` when never used.' }),
+  },
+  { description: 'A proxy key record. `user_id` and `enabled_thinking` come with lookups only.' },
+);
+export type ProxyKeyRecord = Static<typeof ProxyKeyRecord>;
+
+export const ProxyKeyRecords = Type.Array(ProxyKeyRecord);
+
+export const MessageResponse = Type.Object({ message: Type.String({ example: 'Proxy key updated' }) });
+export type MessageResponse = Static<typeof MessageResponse>;
+
+export const ToggleResponse = Type.Object({
+  message: Type.String({ example: 'Proxy key status updated' }),
+  status: Type.Boolean({ description: 'The new state: `true` means active.' }),
+});
+export type ToggleResponse = Static<typeof ToggleResponse>;
+
+export const ValidateProxyKeyResponse = Type.Object({
+  valid: Type.Boolean(),
+  message: Type.String({
+    description:
+      "`Access granted`, or the first check that failed: `Proxy key is inactive`, `Proxy key has expired`, `Model '<model>' not in whitelist`, `IP address not in whitelist`.",
+  }),
+});
+export type ValidateProxyKeyResponse = Static<typeof ValidateProxyKeyResponse>;
+
+/** `GET /v1/auth/key/regen`: key-service's answer, relayed as is. */
+export const RegeneratedKey = Type.Object({
+  key: Type.String({ description: 'The new primary key. The previous one is refused at once.', example: 'ek-…' }),
+});
+export type RegeneratedKey = Static<typeof RegeneratedKey>;
