@@ -1,0 +1,186 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { ErrorCode, type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
+import { DomainError } from '@gateway/errors';
+import { connect, type NatsConnection } from 'nats';
+import { Observable, TimeoutError } from 'rxjs';
+import { NatsRpcClient, NO_RESPONDERS, type ReceivedFrame } from './client';
+import { NatsTransportServer } from './server';
+
+// Plain-JS tooling shared with `npm start`.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { natsServerBinary, waitForPort } = require('../../../../tools/scripts/lib/infra');
+
+/**
+ * The transport and its client against a real NATS server of the test's own (the subjects are the
+ * real ones, so a suite running on this machine must not hear them): the wire every service speaks.
+ */
+describe('NATS transport (server and client on a real NATS server)', () => {
+  let natsServer: ChildProcess | undefined;
+  let url: string;
+  let server: NatsTransportServer;
+  let connection: NatsConnection;
+  let client: NatsRpcClient;
+  const received: unknown[] = [];
+
+  beforeAll(async () => {
+    const binary = natsServerBinary();
+    if (binary) {
+      const port = await freePort();
+      natsServer = spawn(binary, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+      if (!(await waitForPort('127.0.0.1', port, 10))) throw new Error('the test NATS server did not start');
+      url = `nats://127.0.0.1:${port}`;
+    } else {
+      url = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+    }
+    server = new NatsTransportServer({ servers: url, queue: 'transport-test' });
+    // What a controller's @Handles(...) methods register, without the Nest application around them.
+    server.addHandler(Subjects.masterKeyRegenerate, async (payload: { accountId: string }) => {
+      received.push(payload);
+      if (payload.accountId === 'missing') throw new DomainError(ErrorCode.NotFound, 'No such account', 'accountId').toPayload();
+      if (payload.accountId === 'boom') throw new Error('a stack that must not leave the service');
+      return { key: `ek-for-${payload.accountId}` };
+    });
+    server.addHandler(
+      Subjects.inferenceText,
+      async (payload: { body: unknown }) =>
+        new Observable((subscriber) => {
+          subscriber.next({ kind: 'json', status: 200, body: payload.body });
+          subscriber.next({ kind: 'sse', frames: ['data: [DONE]'] });
+          subscriber.complete();
+        }),
+    );
+    server.addHandler(Subjects.keysChanged, async (payload: unknown) => void received.push(payload), true);
+    await new Promise<void>((resolve, reject) => server.listen((error) => (error ? reject(error) : resolve())));
+    connection = await connect({ servers: url });
+    client = new NatsRpcClient({ nats: connection });
+  });
+
+  afterAll(async () => {
+    await connection?.close();
+    await server?.close();
+    natsServer?.kill('SIGTERM');
+  });
+
+  beforeEach(() => {
+    received.length = 0;
+  });
+
+  it('answers a request with the contract’s JSON and no envelope; unknown properties never reach the handler', async () => {
+    const payload = { accountId: 'acc_1', extra: 'dropped' } as unknown as { accountId: string };
+    await expect(client.request(Rpc.masterKeyRegenerate, payload, 2000)).resolves.toEqual({ key: 'ek-for-acc_1' });
+    expect(received).toEqual([{ accountId: 'acc_1' }]);
+
+    const raw = await connection.request(Subjects.masterKeyRegenerate, JSON.stringify({ accountId: 'acc_2' }), { timeout: 2000 });
+    expect(JSON.parse(new TextDecoder().decode(raw.data))).toEqual({ key: 'ek-for-acc_2' });
+  });
+
+  it('refuses a payload its contract refuses, naming the field, before the handler runs', async () => {
+    await expect(client.request(Rpc.masterKeyRegenerate, { accountId: 42 } as unknown as { accountId: string }, 2000)).rejects.toEqual({
+      code: ErrorCode.InvalidRequest,
+      message: 'accountId must be string',
+      param: 'accountId',
+    });
+    await expect(client.request(Rpc.masterKeyRegenerate, {} as { accountId: string }, 2000)).rejects.toMatchObject({
+      code: ErrorCode.InvalidRequest,
+      param: 'accountId',
+      message: 'accountId is required',
+    });
+    const notJson = await connection.request(Subjects.masterKeyRegenerate, 'not json', { timeout: 2000 });
+    expect(JSON.parse(new TextDecoder().decode(notJson.data))).toEqual({
+      kind: 'error',
+      error: { code: ErrorCode.InvalidRequest, message: `The ${Subjects.masterKeyRegenerate} payload is not JSON` },
+    });
+    expect(received).toEqual([]);
+  });
+
+  it("carries a service's domain error as it is, and an unexpected one as an internal error without its text", async () => {
+    await expect(client.request(Rpc.masterKeyRegenerate, { accountId: 'missing' }, 2000)).rejects.toEqual({
+      code: ErrorCode.NotFound,
+      message: 'No such account',
+      param: 'accountId',
+    });
+    await expect(client.request(Rpc.masterKeyRegenerate, { accountId: 'boom' }, 2000)).rejects.toEqual({
+      code: ErrorCode.Internal,
+      message: 'Internal error',
+    });
+  });
+
+  it('delivers an event to its handler, drops one its contract refuses, and answers neither', async () => {
+    client.emit(Rpc.keysChanged, { accountId: 'acc_refused', keyHashes: [] } as unknown as KeysChangedEvent);
+    client.emit(Rpc.keysChanged, { accountId: 'acc_event', keyHashes: [], reason: 'proxy_removed' });
+    await connection.flush();
+    await waitFor(() => received.length === 1);
+    expect(received).toEqual([{ accountId: 'acc_event', keyHashes: [], reason: 'proxy_removed' }]);
+  });
+
+  it('says when nobody serves a subject, and times out a request nobody answers in time', async () => {
+    await server.stopListening();
+    try {
+      await expect(client.request(Rpc.masterKeyRegenerate, { accountId: 'acc_1' }, 2000)).rejects.toBe(NO_RESPONDERS);
+      const silent = await connection.subscribe(Subjects.masterKeyRegenerate);
+      await connection.flush();
+      await expect(client.request(Rpc.masterKeyRegenerate, { accountId: 'acc_1' }, 200)).rejects.toBeInstanceOf(TimeoutError);
+      silent.unsubscribe();
+      expect(client.open).toBe(0);
+    } finally {
+      // The handlers come back for the tests after this one.
+      await server.close();
+      await new Promise<void>((resolve, reject) => server.listen((error) => (error ? reject(error) : resolve())));
+    }
+  });
+
+  it("streams a stream contract's frames, then exactly one end frame; a refused payload is the stream's one error frame", async () => {
+    const request = {
+      accountId: 'acc_1',
+      keyId: 'key_1',
+      keyType: 'master',
+      maskedKey: 'ek-…abcd',
+      ip: '127.0.0.1',
+      requestId: 'req_1',
+      format: 'chat',
+      body: { model: 'sim' },
+    } as const;
+    await expect(collect(JSON.stringify(request))).resolves.toEqual([
+      { kind: 'json', status: 200, body: { model: 'sim' } },
+      { kind: 'sse', frames: ['data: [DONE]'] },
+      { kind: 'end' },
+    ]);
+    await expect(collect(JSON.stringify({ ...request, format: 'fax' }))).resolves.toEqual([
+      { kind: 'error', error: expect.objectContaining({ code: ErrorCode.InvalidRequest, param: 'format' }) },
+    ]);
+  });
+
+  function collect(payload: string): Promise<ReceivedFrame<unknown>[]> {
+    const frames: ReceivedFrame<unknown>[] = [];
+    return new Promise((resolve) => {
+      const exchange = client.stream(Rpc.inferenceText, payload, (frame) => {
+        frames.push(frame);
+        const kind = (frame as { kind?: string }).kind;
+        if (kind === 'end' || kind === 'error') {
+          exchange.close();
+          resolve(frames);
+        }
+      });
+    });
+  }
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
