@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { ErrorCode, type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
 import { DomainError } from '@gateway/errors';
 import { connect, type NatsConnection } from 'nats';
@@ -7,9 +6,11 @@ import { Observable, TimeoutError } from 'rxjs';
 import { NatsRpcClient, NO_RESPONDERS, type ReceivedFrame } from './client';
 import { NatsTransportServer } from './server';
 
-// Plain-JS tooling shared with `npm start`.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// Tooling shared with `npm start`: plain JS outside any project.
+/* eslint-disable @nx/enforce-module-boundaries */
 const { natsServerBinary, waitForPort } = require('../../../../tools/scripts/lib/infra');
+const { freePort } = require('../../../../tools/scripts/lib/suite');
+/* eslint-enable @nx/enforce-module-boundaries */
 
 /**
  * The transport and its client against a real NATS server of the test's own (the subjects are the
@@ -172,15 +173,4 @@ async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
