@@ -1,7 +1,7 @@
 import { classifyDecisionModel } from '@gateway/catalog';
 import { DECISION_MAX_INPUT_TOKENS, DECISION_MODEL_ID, ErrorCode, type KeyType } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
-import { countTokens } from '../providers/token-count';
+import { countTokens } from '@gateway/providers';
 
 export { DECISION_MAX_INPUT_TOKENS };
 

@@ -1,15 +1,16 @@
-import { ResolvedRoute } from '@gateway/catalog';
+import type { UpstreamRoute } from './provider-adapter';
 
+/** One video to generate (`ProviderAdapter.generateVideo`). */
 export interface VideoRequest {
   /** The job (and request) id: names the work upstream where a provider takes a client reference. */
   jobId: string;
   prompt: string;
   /** Aspect ratio `<w>:<h>`, validated against the model's sizes by the edge. */
   size: string;
-  route: ResolvedRoute;
 }
 
-export interface GenerationContext {
+/** What a video generation reports back while it runs, and how it is stopped or resumed. */
+export interface VideoContext {
   /** Aborted when the worker shuts down: stop waiting, the job is resumed by another worker. */
   signal: AbortSignal;
   /** 0 to 100. */
@@ -31,14 +32,10 @@ export interface GeneratedVideo {
   resolution: string;
 }
 
-/** One provider protocol for video generation: start, wait (reporting progress), fetch the file. */
-export interface VideoAdapter {
-  generate(request: VideoRequest, context: GenerationContext): Promise<GeneratedVideo>;
-}
-
 /**
- * A failure the client may read. `retryable` failures (timeouts, upstream 5xx, 429, unreachable)
- * let BullMQ try the job again; the others (the upstream refused the prompt) fail it at once.
+ * A video generation's failure the client may read. `retryable` failures (timeouts, upstream 5xx,
+ * 429, unreachable) let BullMQ try the job again; the others (the upstream refused the prompt) fail
+ * it at once.
  */
 export class VideoJobError extends Error {
   constructor(
@@ -53,17 +50,8 @@ export class VideoJobError extends Error {
   }
 }
 
-/** A Retry-After header (seconds or an HTTP date) in seconds; undefined when absent or unreadable. */
-export function retryAfterSeconds(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
-}
-
 /** Number route options (`options.duration_ms`), with a default and bounds. */
-export function numberOption(route: ResolvedRoute, name: string, fallback: number, min: number, max: number): number {
+export function numberOption(route: UpstreamRoute, name: string, fallback: number, min: number, max: number): number {
   const value = route.options?.[name];
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {

@@ -7,6 +7,8 @@ import { splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
 import { simulatedPng } from './simulator-image';
 import { simulatedModeration } from './simulator-moderation';
+import { simulateVideo } from './simulator-video';
+import type { GeneratedVideo, VideoContext, VideoRequest } from '../video';
 import { joinPieces, simulateTurn, type SimulatedTurn } from './simulator-turn';
 
 export { simulatorTokenLogprobs } from './simulator-logprobs';
@@ -91,6 +93,11 @@ export class SimulatorAdapter implements ProviderAdapter {
       images.push({ bytes: simulatedPng(seed, width, height), contentType: 'image/png', revisedPrompt: request.prompt });
     }
     return { images };
+  }
+
+  /** A real test-pattern clip after a simulated wait (see `simulateVideo`). */
+  generateVideo(route: UpstreamRoute, request: VideoRequest, context: VideoContext): Promise<GeneratedVideo> {
+    return simulateVideo(route, request, context);
   }
 
   /** The settings for one route: route options over constructor defaults over built-in defaults. */

@@ -1,25 +1,17 @@
-import { ResolvedRoute } from '@gateway/catalog';
-import { SimulatorVideoAdapter } from './simulator-video.adapter';
-import { VideoJobError } from './video-adapter';
+import type { UpstreamRoute } from '../provider-adapter';
+import { VideoJobError } from '../video';
+import { SimulatorAdapter } from './simulator.adapter';
 
-const route = (options: Record<string, unknown>): ResolvedRoute => ({
-  adapter: 'simulator',
-  upstream_model: 'sim-video',
-  options,
-  label: 'sim-video/0',
-  priority: 0,
-  weight: 1,
-  breakerPolicy: { failures: 5, windowMs: 30_000, cooldownMs: 30_000 },
-  hasQuota: false,
-});
+const route = (options: Record<string, unknown>): UpstreamRoute => ({ adapter: 'simulator', upstreamModel: 'sim-video', options });
 
-describe('SimulatorVideoAdapter', () => {
-  const adapter = new SimulatorVideoAdapter();
+describe('the simulator generating videos', () => {
+  const adapter = new SimulatorAdapter();
 
   it('reports progress in tenths, then returns an AVI of clip_seconds × fps frames in the asked aspect ratio', async () => {
     const reported: number[] = [];
-    const video = await adapter.generate(
-      { jobId: 'req_1', prompt: 'a tall tower', size: '9:16', route: route({ duration_ms: 0, clip_seconds: 2, fps: 5 }) },
+    const video = await adapter.generateVideo(
+      route({ duration_ms: 0, clip_seconds: 2, fps: 5 }),
+      { jobId: 'req_1', prompt: 'a tall tower', size: '9:16' },
       { signal: new AbortController().signal, progress: async (percent) => void reported.push(percent), started: async () => undefined },
     );
     expect(reported).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90]);
@@ -30,8 +22,9 @@ describe('SimulatorVideoAdapter', () => {
 
   it('draws the same clip for the same prompt, and another for another', async () => {
     const make = (prompt: string) =>
-      adapter.generate(
-        { jobId: 'r', prompt, size: '1:1', route: route({ duration_ms: 0, clip_seconds: 1, fps: 2 }) },
+      adapter.generateVideo(
+        route({ duration_ms: 0, clip_seconds: 1, fps: 2 }),
+        { jobId: 'r', prompt, size: '1:1' },
         { signal: new AbortController().signal, progress: async () => undefined, started: async () => undefined },
       );
     const [a, b, c] = await Promise.all([make('sunrise'), make('sunrise'), make('sunset')]);
@@ -41,8 +34,9 @@ describe('SimulatorVideoAdapter', () => {
 
   it('stops when the worker shuts down', async () => {
     const shutdown = new AbortController();
-    const running = adapter.generate(
-      { jobId: 'r', prompt: 'p', size: '16:9', route: route({ duration_ms: 60_000 }) },
+    const running = adapter.generateVideo(
+      route({ duration_ms: 60_000 }),
+      { jobId: 'r', prompt: 'p', size: '16:9' },
       { signal: shutdown.signal, progress: async () => undefined, started: async () => undefined },
     );
     shutdown.abort(new Error('shutting down'));
@@ -51,8 +45,9 @@ describe('SimulatorVideoAdapter', () => {
 
   it('refuses a bad route option for good (not retried)', async () => {
     const failure = adapter
-      .generate(
-        { jobId: 'r', prompt: 'p', size: '16:9', route: route({ duration_ms: 'soon' }) },
+      .generateVideo(
+        route({ duration_ms: 'soon' }),
+        { jobId: 'r', prompt: 'p', size: '16:9' },
         { signal: new AbortController().signal, progress: async () => undefined, started: async () => undefined },
       )
       .catch((error: unknown) => error);

@@ -7,12 +7,15 @@ import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImag
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
 import { toOpenAICountRequest } from './openai-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
+import type { GeneratedVideo, VideoContext, VideoRequest } from '../video';
+import { OpenAIVideos } from './openai-video';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /** OpenAI Chat Completions, and any server that speaks it (vLLM, Ollama, OpenRouter, Azure-style proxies…). */
 export class OpenAIAdapter implements ProviderAdapter {
   private readonly http: UpstreamHttpClient;
+  private readonly videos = new OpenAIVideos();
 
   constructor(options?: UpstreamHttpOptions) {
     this.http = new UpstreamHttpClient(options);
@@ -84,6 +87,11 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   /** Closes the connection pool (on shutdown). */
+  /** OpenAI's video API (see `OpenAIVideos`): `POST /videos`, polled, then the file. */
+  generateVideo(route: UpstreamRoute, request: VideoRequest, context: VideoContext): Promise<GeneratedVideo> {
+    return this.videos.generate(route, request, context);
+  }
+
   close(): Promise<void> {
     return this.http.close();
   }

@@ -1,6 +1,7 @@
-import { ResolvedRoute } from '@gateway/catalog';
 import { setTimeout as delay } from 'node:timers/promises';
-import { GeneratedVideo, GenerationContext, numberOption, retryAfterSeconds, VideoAdapter, VideoJobError, VideoRequest } from './video-adapter';
+import type { UpstreamRoute } from '../provider-adapter';
+import { retryAfterSeconds } from '../upstream-http';
+import { type GeneratedVideo, numberOption, type VideoContext, VideoJobError, type VideoRequest } from '../video';
 
 /** OpenAI's video object (`openai` SDK, `resources/videos.d.ts`), the fields we read. */
 interface UpstreamVideo {
@@ -32,9 +33,8 @@ const isVideo = (value: unknown): value is UpstreamVideo =>
  * `failed` (for at most `options.timeout_ms`, default 20 min), `GET /videos/{id}/content` is the file.
  * Route options: `sizes` (aspect ratio → upstream size), `seconds` (clip length sent upstream).
  */
-export class OpenAIVideoAdapter implements VideoAdapter {
-  async generate(request: VideoRequest, context: GenerationContext): Promise<GeneratedVideo> {
-    const { route } = request;
+export class OpenAIVideos {
+  async generate(route: UpstreamRoute, request: VideoRequest, context: VideoContext): Promise<GeneratedVideo> {
     const pollMs = numberOption(route, 'poll_interval_ms', 5000, 10, 600_000);
     const timeoutMs = numberOption(route, 'timeout_ms', 1_200_000, 1000, 86_400_000);
     const upstreamSize = this.upstreamSize(route, request.size);
@@ -42,7 +42,7 @@ export class OpenAIVideoAdapter implements VideoAdapter {
     let id = context.resumeId;
     if (!id) {
       const form = new FormData();
-      form.append('model', route.upstream_model);
+      form.append('model', route.upstreamModel);
       form.append('prompt', request.prompt);
       form.append('size', upstreamSize);
       if (route.options?.seconds !== undefined) form.append('seconds', String(route.options.seconds));
@@ -82,7 +82,7 @@ export class OpenAIVideoAdapter implements VideoAdapter {
     };
   }
 
-  private upstreamSize(route: ResolvedRoute, size: string): string {
+  private upstreamSize(route: UpstreamRoute, size: string): string {
     const configured = route.options?.sizes;
     const sizes = typeof configured === 'object' && configured !== null ? (configured as Record<string, unknown>) : DEFAULT_SIZES;
     const mapped = sizes[size];
@@ -92,7 +92,7 @@ export class OpenAIVideoAdapter implements VideoAdapter {
     return mapped;
   }
 
-  private async json(route: ResolvedRoute, method: string, path: string, signal: AbortSignal, body?: FormData): Promise<UpstreamVideo> {
+  private async json(route: UpstreamRoute, method: string, path: string, signal: AbortSignal, body?: FormData): Promise<UpstreamVideo> {
     const response = await this.call(route, method, path, signal, body);
     const parsed: unknown = await response.json().catch(() => undefined);
     if (!isVideo(parsed))
@@ -100,12 +100,12 @@ export class OpenAIVideoAdapter implements VideoAdapter {
     return parsed;
   }
 
-  private async call(route: ResolvedRoute, method: string, path: string, signal: AbortSignal, body?: FormData): Promise<Response> {
+  private async call(route: UpstreamRoute, method: string, path: string, signal: AbortSignal, body?: FormData): Promise<Response> {
     const headers: Record<string, string> = {};
     if (route.apiKey) headers.authorization = `Bearer ${route.apiKey}`;
     let response: Response;
     try {
-      response = await fetch(`${(route.base_url ?? '').replace(/\/+$/, '')}${path}`, {
+      response = await fetch(`${(route.baseUrl ?? '').replace(/\/+$/, '')}${path}`, {
         method,
         headers,
         body,
@@ -134,7 +134,12 @@ export class OpenAIVideoAdapter implements VideoAdapter {
       retryable ? 'upstream_error' : 'upstream_rejected',
       `The video provider answered ${response.status}${message ? `: ${message}` : ''}`,
       retryable,
-      { status: response.status, retryAfterSeconds: response.status === 429 ? retryAfterSeconds(response.headers.get('retry-after')) : undefined },
+      {
+        status: response.status,
+        retryAfterSeconds: response.status === 429 ? wholeSeconds(retryAfterSeconds(response.headers.get('retry-after') ?? undefined)) : undefined,
+      },
     );
   }
 }
+
+const wholeSeconds = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.ceil(seconds));
