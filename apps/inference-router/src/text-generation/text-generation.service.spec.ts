@@ -34,6 +34,9 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) => 
 
 const caller = { accountId: 'acct', keyId: 'key', keyType: 'master' as const, maskedKey: 'gw-...', ip: '127.0.0.1' };
 
+/** The one frame of a whole (not streamed) reply. */
+const jsonFrame = (status: number, body: unknown) => ({ kind: 'json', status, last: true, body });
+
 /** The SSE text of a run's frames, and the last frame (which must say `last`). */
 const sseText = (frames: TextFrame[]) => frames.flatMap((frame) => (frame.kind === 'sse' ? frame.frames : [])).join('');
 
@@ -78,17 +81,15 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
     const { frames, usage, requestId } = await run('chat', { model: 'up-openai', messages: [{ role: 'user', content: 'hi' }] });
     expect(upstream.requests.at(-1)).toMatchObject({ url: '/v1/chat/completions', body: { model: 'gpt-upstream', stream: false } });
     expect(frames).toEqual([
-      {
-        kind: 'json',
-        status: 200,
-        last: true,
-        body: expect.objectContaining({
+      jsonFrame(
+        200,
+        expect.objectContaining({
           object: 'chat.completion',
           model: 'up-openai',
           choices: [expect.objectContaining({ message: expect.objectContaining({ content: 'Hello there' }), finish_reason: 'stop' })],
           usage: expect.objectContaining({ prompt_tokens: 11, completion_tokens: 3 }),
         }),
-      },
+      ),
     ]);
     expect(usage).toEqual([
       expect.objectContaining({
@@ -144,12 +145,10 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
     const { frames, usage } = await run('messages', { model: 'up-anthropic', max_tokens: 32, messages: [{ role: 'user', content: 'salut' }] });
     expect(upstream.requests.at(-1)).toMatchObject({ url: '/v1/messages', body: { model: 'claude-upstream', max_tokens: 32 } });
     expect(frames).toEqual([
-      {
-        kind: 'json',
-        status: 200,
-        last: true,
-        body: expect.objectContaining({ type: 'message', model: 'up-anthropic', content: [{ type: 'text', text: 'Bonjour' }], stop_reason: 'end_turn' }),
-      },
+      jsonFrame(
+        200,
+        expect.objectContaining({ type: 'message', model: 'up-anthropic', content: [{ type: 'text', text: 'Bonjour' }], stop_reason: 'end_turn' }),
+      ),
     ]);
     expect(usage).toEqual([expect.objectContaining({ provider: 'anthropic', status: 'success', inputTokens: 8, outputTokens: 1 })]);
   });
@@ -157,14 +156,7 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
   it("an upstream 400 is the client's: its status and message in the client's error body, an error usage event with our prompt count", async () => {
     upstream.handle((_request, response) => sendJson(response, 400, { error: { message: 'temperature is out of range', type: 'invalid_request_error' } }));
     const { frames, usage } = await run('chat', { model: 'up-openai', messages: [{ role: 'user', content: 'hi' }] });
-    expect(frames).toEqual([
-      {
-        kind: 'json',
-        status: 400,
-        last: true,
-        body: { error: expect.objectContaining({ message: 'temperature is out of range', type: 'invalid_request_error' }) },
-      },
-    ]);
+    expect(frames).toEqual([jsonFrame(400, { error: expect.objectContaining({ message: 'temperature is out of range', type: 'invalid_request_error' }) })]);
     expect(usage).toEqual([expect.objectContaining({ status: 'error', outputTokens: 0, inputTokens: expect.any(Number) })]);
     expect(usage[0].inputTokens).toBeGreaterThan(0);
   });
@@ -172,14 +164,7 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
   it('an upstream 500 with no route left is a 502 naming the upstream failure and the request', async () => {
     upstream.handle((_request, response) => sendJson(response, 500, { error: { message: 'boom' } }));
     const { frames, usage, requestId } = await run('chat', { model: 'up-openai', messages: [{ role: 'user', content: 'hi' }] });
-    expect(frames).toEqual([
-      {
-        kind: 'json',
-        status: 502,
-        last: true,
-        body: { error: expect.objectContaining({ message: 'The upstream provider failed: boom' }), request_id: requestId },
-      },
-    ]);
+    expect(frames).toEqual([jsonFrame(502, { error: expect.objectContaining({ message: 'The upstream provider failed: boom' }), request_id: requestId })]);
     expect(usage).toEqual([expect.objectContaining({ status: 'error' })]);
   });
 
@@ -202,12 +187,7 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
     const before = upstream.requests.length;
     const { frames, usage } = await run('chat', { model: 'nope', messages: [{ role: 'user', content: 'hi' }] });
     expect(frames).toEqual([
-      {
-        kind: 'json',
-        status: 404,
-        last: true,
-        body: { error: expect.objectContaining({ message: "The model 'nope' does not exist or is not available to you", param: 'model' }) },
-      },
+      jsonFrame(404, { error: expect.objectContaining({ message: "The model 'nope' does not exist or is not available to you", param: 'model' }) }),
     ]);
     expect(upstream.requests.length).toBe(before);
     expect(usage).toEqual([expect.objectContaining({ status: 'error', inputTokens: 0, outputTokens: 0 })]);
