@@ -33,17 +33,13 @@ export function isProviderFailure(error: unknown): boolean {
 }
 
 /**
- * Calls a model's routes by plan (`routePlan`): priority groups, lowest first; within one, weighted
- * rendezvous order (sticky with `options.affinity`). A route whose breaker is open, or that is at
- * its quota, is skipped without a request. Connect errors, timeouts, 429 and 5xx are retried with
- * exponential backoff (unless they open the route's breaker), then the next route is tried; a 401
- * or 403 (the provider refusing the gateway's key) goes to the next route at once; any other 4xx is
- * the caller's problem and is returned at once. Every skipped route and attempt feeds the route
- * metrics and breakers. A 429 with a short Retry-After from the last usable route of the plan is waited
- * out and tried once more (`RetryPolicy.retryAfterMaxWaitMs`). When every route was skipped, a
- * 429 (some rate-limited: at quota, or open after a 429 with Retry-After) or 503 (all open after
- * failures) with the shortest wait as Retry-After. `attempt` must
- * not have produced output when it fails (streams fall back only before their first event).
+ * Calls a model's routes by plan (`routePlan`: priority groups, lowest first; within one, weighted
+ * rendezvous order, sticky with `options.affinity`) through `callWithFallback`. Connect errors,
+ * timeouts, 429 and 5xx are retried, then the next route is tried; a 401 or 403 (the provider
+ * refusing the gateway's key) goes to the next route at once; any other 4xx is the caller's and is
+ * returned at once. When every route was skipped, a 429 (some rate-limited) or 503 (all open after
+ * failures) with the shortest wait as Retry-After. `attempt` must not have produced output when it
+ * fails (streams fall back only before their first event).
  */
 @Injectable()
 export class UpstreamCaller {
