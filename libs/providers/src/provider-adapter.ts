@@ -12,7 +12,7 @@ import type {
 import type { ResolvedRoute } from '@gateway/catalog';
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
-import type { GeneratedVideo, VideoContext, VideoRequest } from './video';
+import type { GeneratedVideo, VideoRequest, VideoStatus } from './video';
 
 /** Where and how one catalog model is served: which adapter, which upstream model, which credentials. */
 export interface UpstreamRoute {
@@ -70,12 +70,13 @@ export interface ProviderAdapter {
    */
   countInputTokens?(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined>;
   /**
-   * One video, start to file: creates the upstream generation (reported through
-   * `context.started`, unless `context.resumeId` names one to resume), polls it (reporting
-   * `context.progress`) and downloads the file. Fails with a `VideoJobError`; stops with
-   * `context.signal`'s reason when the worker shuts down.
+   * Video, in three steps that `generateVideo` (`video.ts`) drives: start an upstream generation
+   * (its id), poll it, download the finished file. They fail with a `VideoJobError`, and stop with
+   * `signal`'s reason when the worker shuts down.
    */
-  generateVideo?(route: UpstreamRoute, request: VideoRequest, context: VideoContext): Promise<GeneratedVideo>;
+  createVideo?(route: UpstreamRoute, request: VideoRequest, signal: AbortSignal): Promise<string>;
+  pollVideo?(route: UpstreamRoute, id: string, signal: AbortSignal): Promise<VideoStatus>;
+  downloadVideo?(route: UpstreamRoute, id: string, request: VideoRequest, finished: VideoStatus, signal: AbortSignal): Promise<GeneratedVideo>;
   /** Releases the connection pool at shutdown, for adapters that hold one. */
   close?(): Promise<void>;
 }

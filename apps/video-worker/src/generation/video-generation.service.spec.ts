@@ -27,16 +27,24 @@ function setup(routes: ResolvedRoute[], quotas?: RouteQuotas) {
   /** Upstreams that answer 429 with this Retry-After (seconds). */
   const limited = new Map<string, number>();
   const usage: unknown[] = [];
-  const adapter = {
-    generateVideo: async (upstream: UpstreamRoute) => {
+  const adapter: ProviderAdapter = {
+    complete: async () => {
+      throw new Error('not a text model');
+    },
+    stream: () => {
+      throw new Error('not a text model');
+    },
+    createVideo: async (upstream: UpstreamRoute) => {
       calls.push(upstream.upstreamModel);
       const retryAfterSeconds = limited.get(upstream.upstreamModel);
       if (retryAfterSeconds !== undefined)
         throw new VideoJobError('upstream_error', 'The video provider answered 429', true, { status: 429, retryAfterSeconds });
       if (failing.has(upstream.upstreamModel)) throw new VideoJobError('upstream_error', 'The video provider answered 503', true, { status: 503 });
-      return VIDEO;
+      return `video-${calls.length}`;
     },
-  } as unknown as ProviderAdapter;
+    pollVideo: async () => ({ status: 'completed' }),
+    downloadVideo: async () => VIDEO,
+  };
   const metrics = new GatewayMetrics();
   const breakers = new RouteBreakers(undefined, undefined, metrics);
   const service = new VideoGenerationService(

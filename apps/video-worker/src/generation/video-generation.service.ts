@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ModelCatalog, ResolvedRoute, routePlan } from '@gateway/catalog';
 import { VideoJobData, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
 import { GatewayMetrics } from '@gateway/platform';
-import { ProviderRegistry, toUpstreamRoute, VideoJobError } from '@gateway/providers';
+import { generateVideo, ProviderRegistry, toUpstreamRoute, VideoJobError } from '@gateway/providers';
 import { Admission, AttemptVerdict, callWithFallback, QuotaGrant, RouteBreakers, RouteQuotas } from '@gateway/routing';
 import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
@@ -80,10 +80,9 @@ export class VideoGenerationService {
       acquire: (route) => (resuming(route) ? this.resumeSlot(route) : this.quotas.acquire(route, 0, undefined, slotTtlMs(route))),
       admit: (route) => (resuming(route) ? Promise.resolve(PASS) : this.breakers.admit(route)),
       attempt: (route) => {
-        const adapter = this.providers.byName[route.adapter];
-        if (!adapter?.generateVideo) throw new VideoJobError('invalid_model_config', `the ${route.adapter} adapter cannot generate videos`, false);
         const index = model.routes.indexOf(route);
-        return adapter.generateVideo(
+        return generateVideo(
+          this.providers.byName[route.adapter],
           toUpstreamRoute(route),
           { jobId: job.id, prompt: data.prompt, size: data.size },
           {

@@ -1,7 +1,6 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { UpstreamRoute } from '../provider-adapter';
 import { retryAfterSeconds } from '../upstream-http';
-import { type GeneratedVideo, numberOption, type VideoContext, VideoJobError, type VideoRequest } from '../video';
+import { type GeneratedVideo, VideoJobError, type VideoRequest, type VideoStatus } from '../video';
 
 /** OpenAI's video object (`openai` SDK, `resources/videos.d.ts`), the fields we read. */
 interface UpstreamVideo {
@@ -29,56 +28,42 @@ const isVideo = (value: unknown): value is UpstreamVideo =>
 
 /**
  * OpenAI's video API: `POST /videos` (multipart, as the official SDK sends it) starts a job,
- * `GET /videos/{id}` is polled every `options.poll_interval_ms` (default 5 s) until `completed` or
- * `failed` (for at most `options.timeout_ms`, default 20 min), `GET /videos/{id}/content` is the file.
- * Route options: `sizes` (aspect ratio → upstream size), `seconds` (clip length sent upstream).
+ * `GET /videos/{id}` is its status (polled by `generateVideo`), `GET /videos/{id}/content` is the
+ * file. Route options: `sizes` (aspect ratio → upstream size), `seconds` (clip length sent upstream).
  */
 export class OpenAIVideos {
-  async generate(route: UpstreamRoute, request: VideoRequest, context: VideoContext): Promise<GeneratedVideo> {
-    const pollMs = numberOption(route, 'poll_interval_ms', 5000, 10, 600_000);
-    const timeoutMs = numberOption(route, 'timeout_ms', 1_200_000, 1000, 86_400_000);
-    const upstreamSize = this.upstreamSize(route, request.size);
+  async create(route: UpstreamRoute, request: VideoRequest, signal: AbortSignal): Promise<string> {
+    const form = new FormData();
+    form.append('model', route.upstreamModel);
+    form.append('prompt', request.prompt);
+    form.append('size', this.upstreamSize(route, request.size));
+    if (route.options?.seconds !== undefined) form.append('seconds', String(route.options.seconds));
+    return (await this.json(route, 'POST', '/videos', signal, form)).id;
+  }
 
-    let id = context.resumeId;
-    if (!id) {
-      const form = new FormData();
-      form.append('model', route.upstreamModel);
-      form.append('prompt', request.prompt);
-      form.append('size', upstreamSize);
-      if (route.options?.seconds !== undefined) form.append('seconds', String(route.options.seconds));
-      const created = await this.json(route, 'POST', '/videos', context.signal, form);
-      id = created.id;
-      await context.started(id);
-    }
+  async poll(route: UpstreamRoute, id: string, signal: AbortSignal): Promise<VideoStatus> {
+    const video = await this.json(route, 'GET', `/videos/${encodeURIComponent(id)}`, signal);
+    const seconds = Number(video.seconds);
+    return {
+      status: video.status,
+      progress: video.progress,
+      error: video.error?.message,
+      duration: Number.isFinite(seconds) && seconds > 0 ? seconds : undefined,
+      resolution: video.size,
+    };
+  }
 
-    const deadline = Date.now() + timeoutMs;
-    let video: UpstreamVideo;
-    for (;;) {
-      video = await this.json(route, 'GET', `/videos/${encodeURIComponent(id)}`, context.signal);
-      if (video.status === 'completed') break;
-      if (video.status === 'failed') {
-        throw new VideoJobError('generation_failed', `The video provider could not generate this video: ${video.error?.message ?? 'no reason given'}`, false);
-      }
-      if (typeof video.progress === 'number' && Number.isFinite(video.progress)) {
-        await context.progress(Math.max(0, Math.min(99, video.progress)));
-      }
-      if (Date.now() >= deadline) {
-        throw new VideoJobError('upstream_timeout', `The video provider did not finish within ${Math.round(timeoutMs / 1000)} s`, true);
-      }
-      await delay(pollMs, undefined, { signal: context.signal });
-    }
-
-    const content = await this.call(route, 'GET', `/videos/${encodeURIComponent(id)}/content`, context.signal);
+  async download(route: UpstreamRoute, id: string, request: VideoRequest, finished: VideoStatus, signal: AbortSignal): Promise<GeneratedVideo> {
+    const content = await this.call(route, 'GET', `/videos/${encodeURIComponent(id)}/content`, signal);
     const body = Buffer.from(await content.arrayBuffer());
     const declared = (content.headers.get('content-type') ?? '').split(';', 1)[0].trim().toLowerCase();
     const contentType = declared.startsWith('video/') ? declared : 'video/mp4';
-    const seconds = Number(video.seconds);
     return {
       body,
       contentType,
       extension: EXTENSIONS[contentType] ?? 'mp4',
-      duration: Number.isFinite(seconds) && seconds > 0 ? seconds : 0,
-      resolution: video.size ?? upstreamSize,
+      duration: finished.duration ?? 0,
+      resolution: finished.resolution ?? this.upstreamSize(route, request.size),
     };
   }
 

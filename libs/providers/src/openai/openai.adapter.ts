@@ -7,7 +7,7 @@ import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImag
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
 import { toOpenAICountRequest } from './openai-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
-import type { GeneratedVideo, VideoContext, VideoRequest } from '../video';
+import type { GeneratedVideo, VideoRequest, VideoStatus } from '../video';
 import { OpenAIVideos } from './openai-video';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -87,9 +87,17 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   /** Closes the connection pool (on shutdown). */
-  /** OpenAI's video API (see `OpenAIVideos`): `POST /videos`, polled, then the file. */
-  generateVideo(route: UpstreamRoute, request: VideoRequest, context: VideoContext): Promise<GeneratedVideo> {
-    return this.videos.generate(route, request, context);
+  /** OpenAI's video API (see `OpenAIVideos`): `POST /videos`, `GET /videos/{id}`, then its content. */
+  createVideo(route: UpstreamRoute, request: VideoRequest, signal: AbortSignal): Promise<string> {
+    return this.videos.create(route, request, signal);
+  }
+
+  pollVideo(route: UpstreamRoute, id: string, signal: AbortSignal): Promise<VideoStatus> {
+    return this.videos.poll(route, id, signal);
+  }
+
+  downloadVideo(route: UpstreamRoute, id: string, request: VideoRequest, finished: VideoStatus, signal: AbortSignal): Promise<GeneratedVideo> {
+    return this.videos.download(route, id, request, finished, signal);
   }
 
   close(): Promise<void> {
