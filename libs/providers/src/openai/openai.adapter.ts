@@ -7,15 +7,13 @@ import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImag
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
 import { toOpenAICountRequest } from './openai-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
-import type { GeneratedVideo, VideoRequest, VideoStatus } from '../video';
-import { OpenAIVideos } from './openai-video';
+import { openAIVideos } from './openai-video';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /** OpenAI Chat Completions, and any server that speaks it (vLLM, Ollama, OpenRouter, Azure-style proxies…). */
 export class OpenAIAdapter implements ProviderAdapter {
   private readonly http: UpstreamHttpClient;
-  private readonly videos = new OpenAIVideos();
 
   constructor(options?: UpstreamHttpOptions) {
     this.http = new UpstreamHttpClient(options);
@@ -87,18 +85,10 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   /** Closes the connection pool (on shutdown). */
-  /** OpenAI's video API (see `OpenAIVideos`): `POST /videos`, `GET /videos/{id}`, then its content. */
-  createVideo(route: UpstreamRoute, request: VideoRequest, signal: AbortSignal): Promise<string> {
-    return this.videos.create(route, request, signal);
-  }
-
-  pollVideo(route: UpstreamRoute, id: string, signal: AbortSignal): Promise<VideoStatus> {
-    return this.videos.poll(route, id, signal);
-  }
-
-  downloadVideo(route: UpstreamRoute, id: string, request: VideoRequest, finished: VideoStatus, signal: AbortSignal): Promise<GeneratedVideo> {
-    return this.videos.download(route, id, request, finished, signal);
-  }
+  /** OpenAI's video API (see `openAIVideos`): `POST /videos`, `GET /videos/{id}`, then its content. */
+  readonly createVideo = openAIVideos.create;
+  readonly pollVideo = openAIVideos.poll;
+  readonly downloadVideo = openAIVideos.download;
 
   close(): Promise<void> {
     return this.http.close();
