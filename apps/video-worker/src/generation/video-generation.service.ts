@@ -23,7 +23,7 @@ const ONE_ATTEMPT = { attemptsPerRoute: 1, baseDelayMs: 0 };
 /**
  * A `max_concurrency` slot is held while the job runs upstream; should its worker die, it expires
  * a minute after the longest the job may wait for its provider (the route's `options.timeout_ms`,
- * default 20 minutes as in the openai adapter).
+ * default 20 minutes, as `generateVideo` waits).
  */
 const slotTtlMs = (route: ResolvedRoute): number => {
   const timeout = route.options?.timeout_ms;
