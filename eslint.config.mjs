@@ -49,30 +49,11 @@ export default [
   },
   {
     // Providers speak the canonical model only: the client side (formats, routes) builds on them, never the reverse.
-    files: ['apps/inference-router/src/providers/**/*.ts'],
-    // A spec may drive a provider through the whole router, as the echo example does.
-    ignores: ['**/*.spec.ts'],
+    files: ['libs/providers/src/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        {
-          paths: [{ name: '@gateway/client-formats', message: 'Providers must not import client formats; use @gateway/canonical.' }],
-          patterns: [
-            {
-              group: [
-                '**/text-generation/**',
-                '**/decisions/**',
-                '**/media/**',
-                '**/embeddings/**',
-                '**/images/**',
-                '**/moderations/**',
-                '**/metering/**',
-                '**/errors/**',
-              ],
-              message: 'Providers must not import client-side modules of the router.',
-            },
-          ],
-        },
+        { paths: [{ name: '@gateway/client-formats', message: 'Providers must not import client formats; use @gateway/canonical.' }] },
       ],
     },
   },

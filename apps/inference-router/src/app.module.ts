@@ -11,11 +11,11 @@ import {
   splitList,
 } from '@gateway/platform';
 import { ModelCatalog } from '@gateway/catalog';
+import { assertCatalogServable, ProviderRegistry } from '@gateway/providers';
 import { DecisionController } from './decisions/decision.controller';
 import { DecisionEngine } from './decisions/decision-engine';
 import { DecisionService } from './decisions/decision.service';
 import { RouterMetrics } from './observability/router-metrics';
-import { assertCatalogServable, ProviderAdapters, SIMULATOR_TOKEN_DELAY_MS, UPSTREAM_MAX_CONNECTIONS } from './providers/provider-adapters';
 import { RouterEnv } from './router.env';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
@@ -69,14 +69,15 @@ export class InferenceRouterModule {
             retryAfterMaxWaitMs: env.UPSTREAM_RETRY_AFTER_MAX_WAIT_MS,
           },
         },
-        { provide: SIMULATOR_TOKEN_DELAY_MS, useValue: env.SIMULATOR_TOKEN_DELAY_MS },
-        { provide: UPSTREAM_MAX_CONNECTIONS, useValue: env.UPSTREAM_MAX_CONNECTIONS },
         { provide: INFERENCE_HEARTBEAT_MS, useValue: env.INFERENCE_HEARTBEAT_MS },
-        ProviderAdapters,
+        {
+          provide: ProviderRegistry,
+          useFactory: () => new ProviderRegistry({ simulatorTokenDelayMs: env.SIMULATOR_TOKEN_DELAY_MS, upstreamMaxConnections: env.UPSTREAM_MAX_CONNECTIONS }),
+        },
         {
           provide: PROVIDER_ADAPTERS,
-          inject: [ProviderAdapters],
-          useFactory: (adapters: ProviderAdapters) => {
+          inject: [ProviderRegistry],
+          useFactory: (adapters: ProviderRegistry) => {
             assertCatalogServable(catalog, adapters.byName);
             return adapters.byName;
           },

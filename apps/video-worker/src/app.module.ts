@@ -14,7 +14,7 @@ import {
 } from '@gateway/platform';
 import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
-import { VideoAdapters } from './adapters/video-adapters';
+import { ProviderRegistry } from '@gateway/providers';
 import { VideoGenerationService } from './generation/video-generation.service';
 import { VIDEO_WORKER_OPTIONS, VideoJobsProcessor } from './generation/video-jobs.processor';
 import { VideoUsagePublisher } from './usage/video-usage.publisher';
@@ -44,7 +44,8 @@ export class VideoWorkerModule {
         RouteQuotas,
         VideoJobMetrics,
         JetStreamConnection,
-        VideoAdapters,
+        // The router's provider adapters: their video methods.
+        { provide: ProviderRegistry, useFactory: () => new ProviderRegistry() },
         VideoUsagePublisher,
         VideoGenerationService,
         VideoJobsProcessor,

@@ -1,9 +1,7 @@
 import { ModelCatalog } from '@gateway/catalog';
 import type { CanonicalRequest, CanonicalResponse } from '@gateway/canonical';
-import { UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../providers/provider-adapter';
-import { OpenAIAdapter } from '../providers/openai/openai.adapter';
-import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
-import { sendJson, startFakeUpstream } from '../providers/testing/fake-upstream';
+import { OpenAIAdapter, type ProviderAdapter, SimulatorAdapter, UpstreamError, type UpstreamRoute } from '@gateway/providers';
+import { sendJson, startFakeUpstream } from '@gateway/providers/testing';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { combineOrderings, DecisionEngine, readOrdering, round2 } from './decision-engine';
 import { buildDecisionPrompt } from './decision-prompt';

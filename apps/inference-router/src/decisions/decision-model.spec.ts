@@ -1,7 +1,7 @@
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
 import type { TextFrame, TextGenerationRequest, UsageRecordedEvent } from '@gateway/contracts';
 import { firstValueFrom, toArray } from 'rxjs';
-import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
+import { SimulatorAdapter } from '@gateway/providers';
 import { InflightRequests } from '../text-generation/inflight-requests';
 import { TextGenerationService } from '../text-generation/text-generation.service';
 import { UpstreamCaller } from '../providers/upstream-caller';

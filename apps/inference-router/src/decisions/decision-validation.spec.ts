@@ -1,5 +1,5 @@
 import type { KeyType } from '@gateway/contracts';
-import { countTokens } from '../providers/token-count';
+import { countTokens } from '@gateway/providers';
 import { DomainError } from '@gateway/platform';
 import { countDecisionTokens, validateDecisionRequest } from './decision-validation';
 

@@ -11,7 +11,7 @@ import {
   type QuestionType,
 } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
-import { countTokens } from '../providers/token-count';
+import { countTokens } from '@gateway/providers';
 import { compileDecisionValidator } from './decision-schema-errors';
 
 export { DECISION_MAX_INPUT_TOKENS, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, QUESTION_TYPES, type QuestionType };

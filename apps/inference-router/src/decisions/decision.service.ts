@@ -4,7 +4,7 @@ import { decisionVendor, ModelCatalog } from '@gateway/catalog';
 import { DomainError } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
-import { UpstreamError } from '../providers/provider-adapter';
+import { UpstreamError } from '@gateway/providers';
 import { DecisionEngine, type DecisionAnswer } from './decision-engine';
 import { decisionErrorBody } from './decision-errors';
 import { DECISION_ROUTE } from './decision-model';

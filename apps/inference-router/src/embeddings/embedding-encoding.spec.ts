@@ -1,4 +1,4 @@
-import { decodeBase64Floats } from '../providers/openai/openai-media';
+import { decodeBase64Floats } from '@gateway/providers';
 import { encodeEmbedding } from './embedding-encoding';
 
 describe('encodeEmbedding', () => {

@@ -1,7 +1,7 @@
 import { ErrorCode } from '@gateway/contracts';
 import type { ClientFormat, WireError } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
-import { UpstreamError, upstreamDomainError } from '../providers/provider-adapter';
+import { UpstreamError, upstreamDomainError } from '@gateway/providers';
 
 /**
  * Every failure as a `DomainError`: ours as thrown, an upstream one through its single mapping,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { MediaCalls } from '../media/media-call';
-import { SimulatorAdapter } from '../providers/simulator/simulator.adapter';
+import { SimulatorAdapter } from '@gateway/providers';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { recordingCalls } from '../testing/recording-publisher';
 import { ImagesService } from './images.service';

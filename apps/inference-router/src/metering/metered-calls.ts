@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ErrorCode, type CallerContext, type UsageRecordedEvent, type UsageStatus } from '@gateway/contracts';
 import type { DomainError } from '@gateway/platform';
-import { UpstreamError } from '../providers/provider-adapter';
+import { UpstreamError } from '@gateway/providers';
 import { toDomainError } from '../errors/error-reply';
 import { UsagePublisher } from '../usage/usage.publisher';
 import { ABANDONED_BY_EDGE } from '../text-generation/inflight-requests';

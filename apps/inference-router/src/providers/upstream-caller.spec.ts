@@ -1,6 +1,6 @@
 import { ResolvedRoute } from '@gateway/catalog';
 import { GatewayMetrics } from '@gateway/platform';
-import { upstreamDomainError, UpstreamError, type ProviderAdapter } from './provider-adapter';
+import { upstreamDomainError, UpstreamError, type ProviderAdapter } from '@gateway/providers';
 import { UpstreamCaller } from './upstream-caller';
 
 const routing = (index: number) => ({

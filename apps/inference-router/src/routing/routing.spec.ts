@@ -1,12 +1,10 @@
 import { ResolvedRoute } from '@gateway/catalog';
 import { DomainError, GatewayMetrics } from '@gateway/platform';
-import { UpstreamError, type ProviderAdapter } from '../providers/provider-adapter';
+import { type ProviderAdapter, retryAfterSeconds, upstreamDomainError, UpstreamError } from '@gateway/providers';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { RouteBreakers, RouteQuotas } from '@gateway/routing';
 import type { RoutingRedis } from '@gateway/routing';
 import { affinityKey } from './affinity';
-import { retryAfterSeconds } from '../providers/upstream-http';
-import { upstreamDomainError } from '../providers/provider-adapter';
 
 const route = (name: string, extra: Partial<ResolvedRoute> = {}): ResolvedRoute => ({
   adapter: 'fake',

@@ -1,8 +1,7 @@
 import * as fc from 'fast-check';
 import { clientFormat, reservedOutputCap } from '@gateway/client-formats';
 import { TextFormats, type TextFormat } from '@gateway/contracts';
-import { toAnthropicRequest } from '../providers/anthropic/anthropic-mapping';
-import { toOpenAIRequest } from '../providers/openai/openai-mapping';
+import { toAnthropicRequest, toOpenAIRequest } from '@gateway/providers';
 import { withinReservedOutput } from './reserved-output';
 
 const MESSAGES: Record<TextFormat, Record<string, unknown>> = {

@@ -8,7 +8,7 @@ import { DomainError } from '@gateway/platform';
 import { DECISION_ENDPOINT } from '../decisions/decision-model';
 import { errorReply, toDomainError, wireError } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
-import { countPromptTokens, countTokens } from '../providers/token-count';
+import { countPromptTokens, countTokens } from '@gateway/providers';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { affinityKey } from '../routing/affinity';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';

@@ -1,4 +1,4 @@
-import { countTokens } from '../providers/token-count';
+import { countTokens } from '@gateway/providers';
 import { countDeltaTokens } from './delta-tokens';
 
 describe('countDeltaTokens', () => {

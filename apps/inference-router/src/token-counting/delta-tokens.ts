@@ -1,4 +1,4 @@
-import { countTokens } from '../providers/token-count';
+import { countTokens } from '@gateway/providers';
 
 /** Deltas up to this long are remembered; an upstream's deltas are mostly one token each. */
 const MAX_CACHED_LENGTH = 32;

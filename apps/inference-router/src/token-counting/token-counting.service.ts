@@ -5,8 +5,8 @@ import { ModelCatalog } from '@gateway/catalog';
 import { clientFormat } from '@gateway/client-formats';
 import { DomainError } from '@gateway/platform';
 import { errorReply, toDomainError } from '../errors/error-reply';
-import { countPromptTokens } from '../providers/token-count';
-import { isProviderFailure, toUpstreamRoute, UpstreamCaller } from '../providers/upstream-caller';
+import { countPromptTokens, toUpstreamRoute } from '@gateway/providers';
+import { isProviderFailure, UpstreamCaller } from '../providers/upstream-caller';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';

@@ -3,8 +3,7 @@ import { VideoJobData } from '@gateway/contracts';
 import { GatewayMetrics } from '@gateway/platform';
 import { RouteBreakers, RouteQuotas, type RoutingRedis } from '@gateway/routing';
 import { ObjectStore } from '@gateway/storage';
-import { GeneratedVideo, VideoAdapter, VideoJobError, VideoRequest } from '../adapters/video-adapter';
-import { VideoAdapters } from '../adapters/video-adapters';
+import { GeneratedVideo, ProviderAdapter, ProviderRegistry, UpstreamRoute, VideoJobError } from '@gateway/providers';
 import { VideoUsagePublisher } from '../usage/video-usage.publisher';
 import { RunningVideoJob, VideoGenerationService } from './video-generation.service';
 
@@ -28,22 +27,30 @@ function setup(routes: ResolvedRoute[], quotas?: RouteQuotas) {
   /** Upstreams that answer 429 with this Retry-After (seconds). */
   const limited = new Map<string, number>();
   const usage: unknown[] = [];
-  const adapter: VideoAdapter = {
-    generate: async (request: VideoRequest) => {
-      calls.push(request.route.upstream_model);
-      const retryAfterSeconds = limited.get(request.route.upstream_model);
+  const adapter: ProviderAdapter = {
+    complete: async () => {
+      throw new Error('not a text model');
+    },
+    stream: () => {
+      throw new Error('not a text model');
+    },
+    createVideo: async (upstream: UpstreamRoute) => {
+      calls.push(upstream.upstreamModel);
+      const retryAfterSeconds = limited.get(upstream.upstreamModel);
       if (retryAfterSeconds !== undefined)
         throw new VideoJobError('upstream_error', 'The video provider answered 429', true, { status: 429, retryAfterSeconds });
-      if (failing.has(request.route.upstream_model)) throw new VideoJobError('upstream_error', 'The video provider answered 503', true, { status: 503 });
-      return VIDEO;
+      if (failing.has(upstream.upstreamModel)) throw new VideoJobError('upstream_error', 'The video provider answered 503', true, { status: 503 });
+      return `video-${calls.length}`;
     },
+    pollVideo: async () => ({ status: 'completed' }),
+    downloadVideo: async () => VIDEO,
   };
   const metrics = new GatewayMetrics();
   const breakers = new RouteBreakers(undefined, undefined, metrics);
   const service = new VideoGenerationService(
     { get: () => ({ routes }) } as unknown as ModelCatalog,
     { put: async () => undefined } as unknown as ObjectStore,
-    { for: () => adapter } as unknown as VideoAdapters,
+    { byName: { fake: adapter } } as unknown as ProviderRegistry,
     { record: async (_caller: unknown, event: unknown) => void usage.push(event) } as unknown as VideoUsagePublisher,
     breakers,
     quotas ?? new RouteQuotas(),

@@ -1,12 +1,11 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ModelCatalog, ResolvedRoute, routePlan } from '@gateway/catalog';
 import { VideoJobData, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
-import { GatewayMetrics, Metrics } from '@gateway/platform';
-import { Admission, enterRoute, QuotaGrant, RouteBreakers, RouteQuotas, SkippedRoutes } from '@gateway/routing';
+import { GatewayMetrics } from '@gateway/platform';
+import { generateVideo, ProviderRegistry, toUpstreamRoute, VideoJobError } from '@gateway/providers';
+import { Admission, AttemptVerdict, callWithFallback, QuotaGrant, RouteBreakers, RouteQuotas } from '@gateway/routing';
 import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
-import { GeneratedVideo, VideoJobError } from '../adapters/video-adapter';
-import { VideoAdapters } from '../adapters/video-adapters';
 import { VideoUsagePublisher } from '../usage/video-usage.publisher';
 
 /** What the generation needs of its BullMQ job: its id, and a way to report progress and keep state. */
@@ -18,11 +17,13 @@ export interface RunningVideoJob {
 }
 
 const PASS: Admission = { kind: 'pass' };
+/** One attempt per route: BullMQ retries the job itself, after its backoff. */
+const ONE_ATTEMPT = { attemptsPerRoute: 1, baseDelayMs: 0 };
 
 /**
  * A `max_concurrency` slot is held while the job runs upstream; should its worker die, it expires
  * a minute after the longest the job may wait for its provider (the route's `options.timeout_ms`,
- * default 20 minutes as in the openai adapter).
+ * default 20 minutes, as `generateVideo` waits).
  */
 const slotTtlMs = (route: ResolvedRoute): number => {
   const timeout = route.options?.timeout_ms;
@@ -51,7 +52,7 @@ export class VideoGenerationService {
   constructor(
     private readonly catalog: ModelCatalog,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
-    private readonly adapters: VideoAdapters,
+    private readonly providers: ProviderRegistry,
     private readonly usage: VideoUsagePublisher,
     @Optional() breakers?: RouteBreakers,
     @Optional() quotas?: RouteQuotas,
@@ -66,75 +67,62 @@ export class VideoGenerationService {
     const model = this.catalog.get(data.model);
     if (!model) throw new VideoJobError('model_not_found', `Model '${data.model}' is no longer served`, false);
     const resume = data.upstream;
-    let failure: unknown;
-    const skipped = new SkippedRoutes();
     const resumed = resume ? model.routes[resume.route] : undefined;
     const plan = routePlan(model.routes).flat();
     const order = resumed ? [resumed, ...plan.filter((route) => route !== resumed)] : plan;
-    for (const route of order) {
-      if (signal.aborted) throw signal.reason;
-      const index = model.routes.indexOf(route);
-      const resuming = resume !== undefined && resume.route === index;
-      const entry = await enterRoute(
-        this.breakers,
-        route,
-        () => (resuming ? this.resumeSlot(route) : this.quotas.acquire(route, 0, undefined, slotTtlMs(route))),
-        resuming ? async () => PASS : undefined,
-      );
-      if (!entry.entered) {
-        this.count(route, entry.outcome);
-        skipped.add(entry);
-        continue;
-      }
-      const { admission, quota } = entry;
-      let video: GeneratedVideo;
-      try {
-        video = await this.adapters.for(route).generate(
-          { jobId: job.id, prompt: data.prompt, size: data.size, route },
+    const resuming = (route: ResolvedRoute) => resume !== undefined && route === resumed;
+    const { result: video, route } = await callWithFallback({
+      order,
+      signal,
+      policy: ONE_ATTEMPT,
+      breakers: this.breakers,
+      metrics: this.metrics,
+      acquire: (route) => (resuming(route) ? this.resumeSlot(route) : this.quotas.acquire(route, 0, undefined, slotTtlMs(route))),
+      admit: (route) => (resuming(route) ? Promise.resolve(PASS) : this.breakers.admit(route)),
+      attempt: (route) => {
+        const index = model.routes.indexOf(route);
+        return generateVideo(
+          this.providers.byName[route.adapter],
+          toUpstreamRoute(route),
+          { jobId: job.id, prompt: data.prompt, size: data.size },
           {
             signal,
-            resumeId: resuming ? resume.id : undefined,
+            resumeId: resuming(route) ? resume?.id : undefined,
             progress: (percent) => job.updateProgress({ status: 'in_progress', progress: Math.round(percent) }),
             started: (upstreamId) => job.updateData({ ...job.data, upstream: { route: index, id: upstreamId } }),
           },
         );
-        this.count(route, 'success');
-        this.breakers.succeeded(route, admission);
-      } catch (error) {
-        if (signal.aborted || !(error instanceof VideoJobError)) {
-          this.breakers.released(route, admission);
-          throw error;
-        }
-        if (!error.retryable) {
-          // The provider answered (it refused this prompt), or the catalog is wrong: not a sick route.
-          this.count(route, 'client_error');
-          this.breakers.succeeded(route, admission);
-          throw error;
-        }
+      },
+      judge: (error, route): AttemptVerdict => {
+        if (!(error instanceof VideoJobError)) return { kind: 'abandoned' };
+        // The provider answered (it refused this prompt), or the catalog is wrong: not a sick route.
+        if (!error.retryable) return { kind: 'refused' };
         const status = error.upstream.status;
-        this.count(route, status === 429 ? 'rate_limited' : error.code === 'upstream_timeout' ? 'timeout' : 'error');
-        await this.breakers.failed(route, admission, status === 429 ? error.upstream.retryAfterSeconds : undefined);
         this.logger.warn(`video job ${job.id}: route ${route.label} (${route.adapter}) failed: ${error.message}`);
-        failure = error;
-        continue;
-      } finally {
-        quota.release();
-      }
-      const objectKey = `videos/${randomUUID()}.${video.extension}`;
-      await this.store.put(objectKey, video.body, { contentType: video.contentType, public: false });
-      await this.usage.record(data.caller, { model: data.model, status: 'success', units: 1, provider: route.adapter, upstreamRoute: route.label });
-      return { objectKey, contentType: video.contentType, model: data.model, size: data.size, resolution: video.resolution, duration: video.duration };
-    }
-    if (failure) throw failure;
-    if (order.length === 0) throw new VideoJobError('model_not_found', `Model '${data.model}' has no route left to try`, false);
-    const seconds = skipped.retryAfterSeconds;
-    throw skipped.rateLimited
-      ? new VideoJobError('rate_limited', `Every upstream route of '${data.model}' is rate limited or at its provider quota; retry in ${seconds} s`, true)
-      : new VideoJobError(
-          'upstream_unavailable',
-          `Every upstream route of '${data.model}' is unavailable right now (failing upstreams are out of rotation); retry in ${seconds} s`,
-          true,
-        );
+        return {
+          kind: 'failed',
+          outcome: status === 429 ? 'rate_limited' : error.code === 'upstream_timeout' ? 'timeout' : 'error',
+          retryAfterSeconds: status === 429 ? error.upstream.retryAfterSeconds : undefined,
+          then: 'next',
+        };
+      },
+      cancelled: () => signal.reason,
+      exhausted: (skipped) => {
+        if (order.length === 0) return new VideoJobError('model_not_found', `Model '${data.model}' has no route left to try`, false);
+        const seconds = skipped.retryAfterSeconds;
+        return skipped.rateLimited
+          ? new VideoJobError('rate_limited', `Every upstream route of '${data.model}' is rate limited or at its provider quota; retry in ${seconds} s`, true)
+          : new VideoJobError(
+              'upstream_unavailable',
+              `Every upstream route of '${data.model}' is unavailable right now (failing upstreams are out of rotation); retry in ${seconds} s`,
+              true,
+            );
+      },
+    });
+    const objectKey = `videos/${randomUUID()}.${video.extension}`;
+    await this.store.put(objectKey, video.body, { contentType: video.contentType, public: false });
+    await this.usage.record(data.caller, { model: data.model, status: 'success', units: 1, provider: route.adapter, upstreamRoute: route.label });
+    return { objectKey, contentType: video.contentType, model: data.model, size: data.size, resolution: video.resolution, duration: video.duration };
   }
 
   /** The failed job's usage event (status `error`, nothing charged); settles its budget reservation. */
@@ -151,9 +139,5 @@ export class VideoGenerationService {
     const slotOnly: ResolvedRoute = { ...route, rpm: undefined, tpm: undefined };
     const grant = await this.quotas.acquire(slotOnly, 0, undefined, slotTtlMs(route));
     return grant.granted ? grant : { granted: true, release: () => undefined };
-  }
-
-  private count(route: ResolvedRoute, outcome: string): void {
-    this.metrics?.counter(Metrics.routeRequests).inc({ route: route.label, outcome });
   }
 }

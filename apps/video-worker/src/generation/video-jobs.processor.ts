@@ -4,7 +4,7 @@ import { firstFieldProblem, GracefulShutdown, redisRetryDelay, runWithExtractedC
 import { Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { VideoJobError } from '../adapters/video-adapter';
+import { VideoJobError } from '@gateway/providers';
 import { VideoJobMetrics } from '../observability/video-job.metrics';
 import { VideoGenerationService } from './video-generation.service';
 

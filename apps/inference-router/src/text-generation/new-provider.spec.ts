@@ -1,14 +1,14 @@
 import { ModelCatalog } from '@gateway/catalog';
 import type { TextFrame, UsageRecordedEvent } from '@gateway/contracts';
 import { firstValueFrom, toArray } from 'rxjs';
-import { recordingCalls } from '../../../testing/recording-publisher';
-import { noHeartbeats } from '../../../testing/no-heartbeats';
-import { noStore } from '../../../testing/no-store';
-import { InflightRequests } from '../../../text-generation/inflight-requests';
-import { TextGenerationService } from '../../../text-generation/text-generation.service';
-import { assertCatalogServable, createProviderAdapters } from '../../provider-adapters';
-import { UpstreamCaller } from '../../upstream-caller';
-import { EchoAdapter } from './echo.adapter';
+import { assertCatalogServable, createProviderAdapters } from '@gateway/providers';
+import { EchoAdapter } from '@gateway/providers/testing';
+import { UpstreamCaller } from '../providers/upstream-caller';
+import { recordingCalls } from '../testing/recording-publisher';
+import { noHeartbeats } from '../testing/no-heartbeats';
+import { noStore } from '../testing/no-store';
+import { InflightRequests } from './inflight-requests';
+import { TextGenerationService } from './text-generation.service';
 
 /** A catalog with one model served by the adapter registered as `echo`. */
 function echoCatalog(): ModelCatalog {

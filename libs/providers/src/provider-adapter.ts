@@ -9,12 +9,14 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from '@gateway/canonical';
+import type { ResolvedRoute } from '@gateway/catalog';
 import { ErrorCode } from '@gateway/contracts';
 import { DomainError } from '@gateway/platform';
+import type { GeneratedVideo, VideoRequest, VideoStatus } from './video';
 
 /** Where and how one catalog model is served: which adapter, which upstream model, which credentials. */
 export interface UpstreamRoute {
-  /** The adapter's name in the registry (`provider-adapters.ts`). */
+  /** The adapter's name in the registry (`libs/providers/src/registry.ts`). */
   adapter: string;
   /** Upstream API root, e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`. */
   baseUrl?: string;
@@ -26,9 +28,28 @@ export interface UpstreamRoute {
   structuredOutputs?: boolean;
 }
 
+/** The route that served a call: what the adapter used, plus its catalog label. */
+export interface ServedRoute extends UpstreamRoute {
+  label: string;
+}
+
+/** A catalog route as its adapter sees it. */
+export const toUpstreamRoute = (route: ResolvedRoute): ServedRoute => ({
+  label: route.label,
+  adapter: route.adapter,
+  baseUrl: route.base_url,
+  upstreamModel: route.upstream_model,
+  apiKey: route.apiKey,
+  options: route.options,
+  structuredOutputs: route.structured_outputs,
+});
+
 /**
- * One provider's wire format. Adapters are stateless apart from their connection pool, so one
- * instance serves every route of its kind. Both methods honour `signal`: when it fires they stop
+ * One provider's wire format, every modality: text (`complete`, `stream`, `countInputTokens`),
+ * embeddings, moderations, images and video, the last ones optional — only adapters whose
+ * providers serve them implement them. Adapters are stateless apart from their connection pool, so
+ * one instance serves every route of its kind, in the router and in the video worker alike. The
+ * router's methods honour `signal`: when it fires they stop
  * and reject with `abortedError(signal)` — the caller's `signal.reason`, never wrapped in an
  * `UpstreamError`, except a `TimeoutError` reason (`AbortSignal.timeout`), which becomes a
  * retryable `UpstreamError` with status 0.
@@ -48,6 +69,14 @@ export interface ProviderAdapter {
    * generation); undefined when the upstream does not serve one, and the router counts itself.
    */
   countInputTokens?(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined>;
+  /**
+   * Video, in three steps that `generateVideo` (`video.ts`) drives: start an upstream generation
+   * (its id), poll it, download the finished file. They fail with a `VideoJobError`, and stop with
+   * `signal`'s reason when the worker shuts down.
+   */
+  createVideo?(route: UpstreamRoute, request: VideoRequest, signal: AbortSignal): Promise<string>;
+  pollVideo?(route: UpstreamRoute, id: string, signal: AbortSignal): Promise<VideoStatus>;
+  downloadVideo?(route: UpstreamRoute, id: string, request: VideoRequest, finished: VideoStatus, signal: AbortSignal): Promise<GeneratedVideo>;
   /** Releases the connection pool at shutdown, for adapters that hold one. */
   close?(): Promise<void>;
 }

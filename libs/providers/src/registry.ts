@@ -1,38 +1,39 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { ModelCatalog } from '@gateway/catalog';
 import { AnthropicAdapter } from './anthropic/anthropic.adapter';
 import { OpenAIAdapter } from './openai/openai.adapter';
-import { ProviderAdapter } from './provider-adapter';
+import type { ProviderAdapter } from './provider-adapter';
 import { SimulatorAdapter } from './simulator/simulator.adapter';
 
-export const SIMULATOR_TOKEN_DELAY_MS = Symbol('SIMULATOR_TOKEN_DELAY_MS');
-export const UPSTREAM_MAX_CONNECTIONS = Symbol('UPSTREAM_MAX_CONNECTIONS');
-
-export interface ProviderAdapterOptions {
-  simulatorTokenDelayMs: number;
+/** What the adapters are built with: plain values from the app's configuration. */
+export interface ProviderOptions {
+  /** The simulator's delay per output token (SIMULATOR_TOKEN_DELAY_MS); default 0. */
+  simulatorTokenDelayMs?: number;
   /** Max sockets per upstream origin of each HTTP adapter (UPSTREAM_MAX_CONNECTIONS). */
   upstreamMaxConnections?: number;
 }
 
 /**
  * Every provider by the `adapter` name its catalog routes use: a new provider is its folder under
- * `providers/` plus one line here; the catalog's routes name it in `adapter`.
+ * `libs/providers/src/` plus one line here; the catalog's routes name it in `adapter`.
  */
-export function createProviderAdapters(options: ProviderAdapterOptions): Record<string, ProviderAdapter> {
+export function createProviderAdapters(options: ProviderOptions = {}): Record<string, ProviderAdapter> {
   return {
     openai: new OpenAIAdapter({ connections: options.upstreamMaxConnections }),
     anthropic: new AnthropicAdapter({ connections: options.upstreamMaxConnections }),
-    simulator: new SimulatorAdapter({ tokenDelayMs: options.simulatorTokenDelayMs }),
+    simulator: new SimulatorAdapter({ tokenDelayMs: options.simulatorTokenDelayMs ?? 0 }),
   };
 }
 
-/** One instance of each adapter per process (each HTTP adapter holds its connection pool). */
-@Injectable()
-export class ProviderAdapters implements OnApplicationShutdown {
+/**
+ * The one registry of the router and the video worker: one instance of each adapter per process
+ * (each HTTP adapter holds its connection pool), closed at shutdown (Nest calls
+ * `onApplicationShutdown` on a provider that has it).
+ */
+export class ProviderRegistry {
   readonly byName: Record<string, ProviderAdapter>;
 
-  constructor(@Inject(SIMULATOR_TOKEN_DELAY_MS) simulatorTokenDelayMs: number, @Inject(UPSTREAM_MAX_CONNECTIONS) upstreamMaxConnections: number) {
-    this.byName = createProviderAdapters({ simulatorTokenDelayMs, upstreamMaxConnections });
+  constructor(options: ProviderOptions = {}) {
+    this.byName = createProviderAdapters(options);
   }
 
   /** Closes the upstream connection pools. */

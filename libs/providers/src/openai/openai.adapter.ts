@@ -7,6 +7,7 @@ import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImag
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
 import { toOpenAICountRequest } from './openai-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
+import { openAIVideos } from './openai-video';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -84,6 +85,11 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   /** Closes the connection pool (on shutdown). */
+  /** OpenAI's video API (see `openAIVideos`): `POST /videos`, `GET /videos/{id}`, then its content. */
+  readonly createVideo = openAIVideos.create;
+  readonly pollVideo = openAIVideos.poll;
+  readonly downloadVideo = openAIVideos.download;
+
   close(): Promise<void> {
     return this.http.close();
   }

@@ -7,6 +7,7 @@ import { splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
 import { simulatedPng } from './simulator-image';
 import { simulatedModeration } from './simulator-moderation';
+import { simulatorVideos } from './simulator-video';
 import { joinPieces, simulateTurn, type SimulatedTurn } from './simulator-turn';
 
 export { simulatorTokenLogprobs } from './simulator-logprobs';
@@ -92,6 +93,11 @@ export class SimulatorAdapter implements ProviderAdapter {
     }
     return { images };
   }
+
+  /** A real test-pattern clip after a simulated wait (see `simulatorVideos`). */
+  readonly createVideo = simulatorVideos.create;
+  readonly pollVideo = simulatorVideos.poll;
+  readonly downloadVideo = simulatorVideos.download;
 
   /** The settings for one route: route options over constructor defaults over built-in defaults. */
   optionsFor(route: UpstreamRoute): SimulatorOptions {

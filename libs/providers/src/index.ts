@@ -1,0 +1,11 @@
+export * from './provider-adapter';
+export * from './registry';
+export * from './video';
+export * from './token-count';
+export * from './upstream-http';
+export { OpenAIAdapter, OPENAI_DEFAULT_BASE_URL } from './openai/openai.adapter';
+export { AnthropicAdapter } from './anthropic/anthropic.adapter';
+export { SimulatorAdapter, type SimulatorOptions, simulatorTokenLogprobs } from './simulator/simulator.adapter';
+export { toOpenAIRequest } from './openai/openai-mapping';
+export { decodeBase64Floats } from './openai/openai-media';
+export { toAnthropicRequest } from './anthropic/anthropic-mapping';

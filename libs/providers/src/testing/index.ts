@@ -1,0 +1,3 @@
+export * from './canonical-fixtures';
+export * from './fake-upstream';
+export { EchoAdapter } from './echo/echo.adapter';
