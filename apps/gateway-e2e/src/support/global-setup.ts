@@ -216,9 +216,11 @@ export default async function globalSetup(): Promise<void> {
     // Every service exports its spans to the fake collector, promptly.
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_BSP_SCHEDULE_DELAY: '100',
-    // Video streams: frequent heartbeats, and a killed worker's job taken over within seconds.
+    // Video streams: frequent heartbeats, and a killed worker's job taken over within seconds. The
+    // lock is renewed every half of it: 2 s let a worker whose event loop stalled a second on a busy
+    // machine lose a live job's lock (the job then counted as stalled and ran twice).
     VIDEO_HEARTBEAT_MS: '500',
-    VIDEO_LOCK_MS: '2000',
+    VIDEO_LOCK_MS: '5000',
   };
   const suite = new Suite({ env, logDir });
   const ports = {

@@ -71,7 +71,7 @@ describe('video jobs outlive connections and workers', () => {
     expect(final).toMatchObject({ id: jobId, status: 'completed', model: 'sim-video-slow' });
     const afterKill = stream.events.slice(killedAt);
     // The stream stayed alive while no worker ran the job; the job went back to the queue and ran
-    // again from the start.
+    // again (the simulator's job resumes where the provider had got to, as a real provider's does).
     expect(afterKill.some(isHeartbeat)).toBe(true);
     const requeued = afterKill.findIndex((event) => isProgress(event) && event.status === 'queued');
     expect(requeued).toBeGreaterThanOrEqual(0);
