@@ -9,7 +9,7 @@ import { callerContext } from '../auth/caller-context';
 import { isNatsPayloadTooLarge } from '../errors/to-http-error';
 import { BudgetService } from '../billing/budget.service';
 import { NATS_CLIENT, ServiceClient } from '../nats/service-client';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { ReplyInbox } from '../nats/reply-inbox';
 import { cancelAtRouter, routerLost, RouterProbes, RouterWatchLimits, watchRouter } from '../nats/router-liveness';
 import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS } from '../text-generation/text-generation.service';

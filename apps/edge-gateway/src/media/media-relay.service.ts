@@ -10,7 +10,7 @@ import { BudgetService } from '../billing/budget.service';
 import { mediaModelId } from '../billing/request-cost';
 import { NATS_CLIENT } from '../nats/service-client';
 import { isNatsPayloadTooLarge } from '../errors/to-http-error';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { ReplyInbox } from '../nats/reply-inbox';
 import { cancelAtRouter, routerLost, RouterProbes, RouterWatchLimits, watchRouter } from '../nats/router-liveness';
 import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS } from '../text-generation/text-generation.service';

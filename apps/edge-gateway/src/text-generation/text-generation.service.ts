@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { TimeoutError } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { callerContext } from '../auth/caller-context';
 import { errorBody } from '../errors/error-formats';
 import { streamErrorFrame } from '../errors/stream-error-frame';
