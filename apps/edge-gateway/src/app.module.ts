@@ -1,9 +1,9 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { BudgetStore } from '@gateway/billing';
 import { ModelCatalog } from '@gateway/catalog';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { Rpc } from '@gateway/contracts';
 import {
-  BudgetStore,
   DtoValidationPipe,
   JetStreamConnection,
   JETSTREAM_SERVERS,
@@ -20,8 +20,8 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { RevocationEpochs } from './auth/revocation-epochs';
 import { BudgetService, RESERVATION_TTL_MS } from './billing/budget.service';
 import { BUDGET_PROBE_MS, BudgetRecovery } from './billing/budget-recovery';
-import { parseRateLimits } from './rate-limit/plan-limits';
-import { PLAN_RATE_LIMITS, RateLimitGuard } from './rate-limit/rate-limit.guard';
+import { parseRateLimits } from './admission/plan-limits';
+import { PLAN_RATE_LIMITS, AdmissionGuard } from './admission/admission.guard';
 import { AUTH_CACHE_OPTIONS, AuthCacheService } from './auth/auth-cache.service';
 import { KeyEventsController } from './auth/key-events.controller';
 import { KEY_USAGE_FLUSH_MS, KeyUsageTracker } from './auth/key-usage.tracker';
@@ -131,7 +131,7 @@ export class EdgeModule {
         // The rate-limit guard asks this one to authenticate a request again (a stale revocation epoch).
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
         // After authentication (guards run in registration order).
-        { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_GUARD, useClass: AdmissionGuard },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         ServiceClient,

@@ -7,7 +7,6 @@ export * from './health';
 export * from './service-bootstrap';
 export * from './redis.connection';
 export * from './jetstream.connection';
-export * from './budget.store';
 export * from './token-estimate';
 export * from './observability';
 export * from './usage-event.publish';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { BudgetStore, JetStreamConnection, RestoredReservation } from '@gateway/platform';
+import { BudgetStore, RestoredReservation } from '@gateway/billing';
+import { JetStreamConnection } from '@gateway/platform';
 
 /** How often each edge replica looks at the budget's generation marker in Redis. */
 export const BUDGET_PROBE_MS = Symbol('BUDGET_PROBE_MS');

@@ -1,5 +1,5 @@
 import type { AccountBudget, Principal } from '@gateway/contracts';
-import { AdmitGate, AdmitResult, NANO_PER_CREDIT, ReserveRequest } from '@gateway/platform';
+import { AdmitGate, AdmitResult, NANO_PER_CREDIT, ReserveRequest } from '@gateway/billing';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetService, BudgetStorePort } from './budget.service';
 
@@ -47,7 +47,7 @@ const weeklyKey: Principal = {
   proxy: { isActive: true, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '1', spendWindow: 'weekly', enabledThinking: false },
 };
 
-const gate: AdmitGate = { epochKey: 'e', expectedEpoch: '', requestsKey: 'r', tokensKey: 't', requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
+const gate: AdmitGate = { epochKey: 'e', expectedEpoch: '', bucket: 'acct', minute: 1, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
 
 describe('BudgetService spend windows (with an injected clock)', () => {
   it('refuses a weekly key that spent its allocation this week, and lets it through once the next week begins', async () => {

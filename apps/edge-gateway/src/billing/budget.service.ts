@@ -1,6 +1,19 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AccountBudgetRequest, countsInCurrentWindow, ErrorCode, Principal, spendWindowId, Rpc } from '@gateway/contracts';
-import { AdmitGate, AdmitResult, BALANCE_TTL_S, BudgetStore, DomainError, NANO_PER_CREDIT, ReserveRequest, ReserveResult, toNano } from '@gateway/platform';
+import {
+  AdmitGate,
+  AdmitResult,
+  BALANCE_TTL_S,
+  BudgetStore,
+  countsInCurrentWindow,
+  formatNano,
+  reservationNano,
+  ReserveRequest,
+  ReserveResult,
+  spendWindowId,
+  toNano,
+} from '@gateway/billing';
+import { AccountBudgetRequest, ErrorCode, Principal, Rpc } from '@gateway/contracts';
+import { DomainError } from '@gateway/platform';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetRecovery } from './budget-recovery';
 
@@ -11,15 +24,13 @@ export const BUDGET_CLOCK = Symbol('BUDGET_CLOCK');
 /** What the budget needs of the Redis store (BudgetStore). */
 export type BudgetStorePort = Pick<BudgetStore, 'admit' | 'release' | 'primeBalance' | 'primeKeySpend'>;
 
-const credits = (nano: number) => (nano / NANO_PER_CREDIT).toFixed(9).replace(/\.?0+$/, '');
-
 /** The window id a proxy key's spend is counted under: the window's start, or `life`. */
 export function windowId(principal: Principal, now: Date): string {
   return spendWindowId(principal.proxy?.spendWindow ?? null, now);
 }
 
 /**
- * A reservation the rate-limit guard made for a request. A relay that sends the request on claims
+ * A reservation the admission guard made for a request. A relay that sends the request on claims
  * it (then settling or releasing it is the relay's); unclaimed, it is dropped before the response
  * is sent (the edge's `onSend` hook: a client that retries at once finds its credits free) or, when
  * the client left first, once the connection closes.
@@ -41,7 +52,7 @@ export class HeldReservation {
   };
 }
 
-/** The request as the budget sees it (the rate-limit guard's `MeteredRequest`). */
+/** The request as the budget sees it (the admission guard's `MeteredRequest`). */
 interface ReservingRequest {
   id: unknown;
   principal: Principal;
@@ -107,13 +118,13 @@ export class BudgetService {
     if (!result.ok && result.reason === 'credits') {
       return new DomainError(
         ErrorCode.InsufficientCredits,
-        `Insufficient credits: this request may cost up to ${credits(costNano)} credits and the account has ${credits(result.available)} available`,
+        `Insufficient credits: this request may cost up to ${formatNano(costNano)} credits and the account has ${formatNano(result.available)} available`,
       );
     }
     if (!result.ok && result.reason === 'allocation') {
       return new DomainError(
         ErrorCode.AllocationExhausted,
-        `Proxy key allocation exhausted: this request may cost up to ${credits(costNano)} credits and the key has ${credits(result.available)} of its ${principal.proxy?.spendWindow ?? 'lifetime'} allocation left`,
+        `Proxy key allocation exhausted: this request may cost up to ${formatNano(costNano)} credits and the key has ${formatNano(result.available)} of its ${principal.proxy?.spendWindow ?? 'lifetime'} allocation left`,
       );
     }
     if (!result.ok && result.reason === 'cold-store') {
@@ -156,8 +167,7 @@ export class BudgetService {
   }
 
   private reservation(principal: Principal, requestId: string, worstCaseCredits: number, now: Date): ReserveRequest {
-    // The epsilon keeps float noise (0.00009 * 1e9 = 90000.00000000001) from rounding a whole nano up.
-    const costNano = Math.max(1, Math.ceil(worstCaseCredits * NANO_PER_CREDIT - 1e-6));
+    const costNano = reservationNano(worstCaseCredits);
     const proxy = principal.proxy
       ? { keyId: principal.keyId, windowId: windowId(principal, now), allocationNano: toNano(principal.proxy.allocatedAmount) }
       : undefined;

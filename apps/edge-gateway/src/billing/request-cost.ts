@@ -1,3 +1,4 @@
+import { worstCaseCredits } from '@gateway/billing';
 import { ModelCatalog } from '@gateway/catalog';
 import { requireBody, requireModel, reservedOutputCap } from '@gateway/client-formats';
 import type { TextFormat } from '@gateway/contracts';
@@ -28,12 +29,11 @@ export function estimateTextCost(format: TextFormat, catalog: ModelCatalog, body
   if (!model) return null;
   const promptTokens = countTextTokens(JSON.stringify(body));
   const maxOutput = reservedOutputCap(format, body, model.config.max_output_tokens);
-  const { input, output, cache_write: cacheWrite = input } = model.config.pricing;
   return {
     model: model.config.id,
     tokens: promptTokens + maxOutput,
     // The whole prompt may be written to the provider's cache, which can cost more than input.
-    credits: (promptTokens * Math.max(input, cacheWrite) + maxOutput * output) / 1_000_000,
+    credits: worstCaseCredits(model.config.pricing, { inputTokens: promptTokens, outputTokens: maxOutput, cacheWritable: true }),
     outputCap: maxOutput,
   };
 }
@@ -49,7 +49,7 @@ export function estimateDecisionCost(catalog: ModelCatalog, body: Record<string,
   const entry = catalog.get(model);
   if (!entry) return null;
   const tokens = countTextTokens(JSON.stringify(body));
-  return { model, tokens, credits: (tokens * entry.config.pricing.input) / 1_000_000 };
+  return { model, tokens, credits: worstCaseCredits(entry.config.pricing, { inputTokens: tokens }) };
 }
 
 /** The model a media request is for: the one it names, else the catalog's default for the route (its first model serving it). */
@@ -71,7 +71,7 @@ export function estimateInputCost(catalog: ModelCatalog, route: string, body: Re
   const model = id === undefined ? undefined : catalog.get(id);
   if (!model) return null;
   const tokens = inputTokens(body);
-  return { model: model.config.id, tokens, credits: (tokens * model.config.pricing.input) / 1_000_000 };
+  return { model: model.config.id, tokens, credits: worstCaseCredits(model.config.pricing, { inputTokens: tokens }) };
 }
 
 /**
@@ -82,7 +82,7 @@ export function estimateItemCost(catalog: ModelCatalog, route: string, body: Rec
   const id = mediaModelId(catalog, route, body);
   const model = id === undefined ? undefined : catalog.get(id);
   if (!model) return null;
-  return { model: model.config.id, tokens: 0, credits: items * (model.config.pricing.per_item ?? 0) };
+  return { model: model.config.id, tokens: 0, credits: worstCaseCredits(model.config.pricing, { items }) };
 }
 
 /** `n` of an image request, as the worst case counts it. */

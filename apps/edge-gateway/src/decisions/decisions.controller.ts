@@ -7,7 +7,7 @@ import { DecisionModelRoute, Public } from '../auth/auth.decorators';
 import { estimateDecisionCost } from '../billing/request-cost';
 import { OwnPrototypeCheck } from '../policy/body-policy.decorator';
 import { Metered, Unmetered } from '../policy/metering.decorators';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { DecisionsService } from './decisions.service';
 

@@ -4,7 +4,7 @@ import { countTextTokensUpTo, DomainError } from '@gateway/platform';
 import { openaiErrorBody } from '@gateway/client-formats';
 import type { FastifyReply } from 'fastify';
 import { callerContext } from '../auth/caller-context';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { RelayFailure, RouterRelay } from '../nats/router-relay';
 import { MeteredRelay } from '../policy/metering.decorators';
 

@@ -7,7 +7,7 @@ import { MediaRelayService } from '../media/media-relay.service';
 import { mediaErrors } from '../media/media.api-docs';
 import { sendMediaReply } from '../media/media-reply';
 import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { estimateItemCost, imageCount } from '../billing/request-cost';
 import { Metered } from '../policy/metering.decorators';
 

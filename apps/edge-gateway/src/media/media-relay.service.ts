@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify';
 import { assertAccess } from '../auth/access-policy';
 import { callerContext } from '../auth/caller-context';
 import { mediaModelId } from '../billing/request-cost';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { RelayFailure, RouterRelay } from '../nats/router-relay';
 import { MeteredRelay } from '../policy/metering.decorators';
 

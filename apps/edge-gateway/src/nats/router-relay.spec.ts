@@ -4,7 +4,7 @@ import type { NatsRpcClient, ReceivedFrame } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { TimeoutError } from 'rxjs';
 import type { BudgetService } from '../billing/budget.service';
-import type { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import type { MeteredRequest } from '../admission/admission.guard';
 import { ROUTER_GONE, type RouterProbes } from './router-liveness';
 import { RelayEnding, RelayState, RouterRelay } from './router-relay';
 import type { ServiceClient } from './service-client';

@@ -4,7 +4,7 @@ import { NatsRpcClient, ReceivedFrame, ReplyExchange } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { TimeoutError } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { MeteredRelay } from '../policy/metering.decorators';
 import { ServiceClient } from './service-client';
 import { RouterProbes, RouterWatch, RouterWatchLimits } from './router-liveness';

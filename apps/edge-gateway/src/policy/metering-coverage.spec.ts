@@ -6,7 +6,7 @@ import { createJsonLogger, JsonLoggerService, parseEnv } from '@gateway/platform
 import { join } from 'node:path';
 import { EdgeModule } from '../app.module';
 import { EdgeEnv } from '../config/edge.env';
-import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
+import { AdmissionGuard } from '../admission/admission.guard';
 import { TextGenerationController } from '../text-generation/text-generation.controller';
 import { METERED_RELAY, METERED_ROUTE, UNMETERED_ROUTE } from './metering.decorators';
 
@@ -96,7 +96,7 @@ describe('metering declarations', () => {
   // route's @Metered estimator says: it is the check's subject, not a relay.
   it('every provider that uses the budget is marked @MeteredRelay', () => {
     const unmarked = [...new Set(classes.values())]
-      .filter((type) => type !== RateLimitGuard && dependenciesOf(type, classes).includes(BudgetService))
+      .filter((type) => type !== AdmissionGuard && dependenciesOf(type, classes).includes(BudgetService))
       .filter((type) => !Reflect.getMetadata(METERED_RELAY, type))
       .map((type) => type.name);
     expect(unmarked).toEqual([]);

@@ -6,7 +6,7 @@ import { AcceptsXApiKey } from '../auth/auth.decorators';
 import { textCostEstimator } from '../billing/request-cost';
 import { ErrorFormat } from '../policy/error-format.decorator';
 import { Metered } from '../policy/metering.decorators';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { ApiErrors, ApiJsonOrEventStream, schemaRef } from '../openapi/api-docs.decorators';
 import { TextGenerationService } from './text-generation.service';
 

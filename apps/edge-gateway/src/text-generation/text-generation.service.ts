@@ -3,7 +3,7 @@ import { ErrorCode, Rpc, TEXT_ROUTES, TextFormat, TextGenerationRequest, usageEv
 import { DomainError, JetStreamConnection, publishUsageEvent } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { callerContext } from '../auth/caller-context';
 import { errorBody } from '../errors/error-formats';
 import { streamErrorFrame } from '../errors/stream-error-frame';

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } fro
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { VIDEO_ROUTE, VIDEO_STREAM_DESCRIPTION, VideoGenerationBody } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { estimateItemCost } from '../billing/request-cost';
 import { Metered, Unmetered } from '../policy/metering.decorators';
 import { AcceptEventStreamGuard } from './accept-event-stream.guard';

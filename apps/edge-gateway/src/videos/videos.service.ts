@@ -8,7 +8,7 @@ import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { callerContext } from '../auth/caller-context';
 import { BudgetService } from '../billing/budget.service';
-import { MeteredRequest } from '../rate-limit/rate-limit.guard';
+import { MeteredRequest } from '../admission/admission.guard';
 import { MeteredRelay } from '../policy/metering.decorators';
 import { VideoEventStream } from './video-event.stream';
 import { failedEvent, progressEvent, VideoStreamEvent } from './video-events';

@@ -1,5 +1,6 @@
 import { ApiKey } from '@gateway/db';
-import { countsInCurrentWindow, Principal, ProxyKeyRecord } from '@gateway/contracts';
+import { countsInCurrentWindow } from '@gateway/billing';
+import { Principal, ProxyKeyRecord } from '@gateway/contracts';
 import type { Account } from '@gateway/db';
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);

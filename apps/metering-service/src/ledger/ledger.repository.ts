@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@gateway/db';
-import { SpendWindow, spendWindowId, UsageRecordedEvent } from '@gateway/contracts';
+import { spendWindowId, windowStartSql } from '@gateway/billing';
+import { SpendWindow, UsageRecordedEvent } from '@gateway/contracts';
 
 export interface LedgerWrite {
   state: 'recorded' | 'duplicate';
@@ -19,12 +20,6 @@ export interface PricedUsage {
   event: UsageRecordedEvent;
   credits: Prisma.Decimal;
 }
-
-/** The window start of a timestamp for the key's spend window (UTC), in SQL; NULL for a lifetime allocation. */
-const WINDOW_START = (window: string, at: string) => `
-  (CASE ${window} WHEN 'daily' THEN date_trunc('day', ${at} AT TIME ZONE 'UTC')
-                  WHEN 'weekly' THEN date_trunc('week', ${at} AT TIME ZONE 'UTC')
-                  WHEN 'monthly' THEN date_trunc('month', ${at} AT TIME ZONE 'UTC') END) AT TIME ZONE 'UTC'`;
 
 /**
  * Records a batch of usage events in ONE statement (so one implicit transaction): the request logs
@@ -75,7 +70,7 @@ locked_keys AS (
   ORDER BY k.id FOR UPDATE
 ),
 key_events AS (
-  SELECT s.key_id, s.credits, ${WINDOW_START('k.spend_window', 's.created_at')} AS start
+  SELECT s.key_id, s.credits, ${windowStartSql('k.spend_window', 's.created_at')} AS start
   FROM spends s JOIN locked_keys k ON k.id = s.key_id
 ),
 key_latest AS (

@@ -5,12 +5,14 @@
  * one that keeps failing for another reason after METERING_MAX_DELIVERIES deliveries; the good
  * events of the same batches are written. A PostgreSQL outage sets nothing aside and spends no
  * delivery; once it is back every event is written once. A dead letter replayed (sanitized) is
- * recorded and charged exactly once.
+ * recorded and charged exactly once. An event is charged once in exact decimals however often it
+ * is delivered, and settles the edge's reservation in Redis to the exact nano-credit.
  */
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type INestApplicationContext } from '@nestjs/common';
 import { type UsageDeadLetter, UsageDeadStream, type UsageRecordedEvent, UsageStream } from '@gateway/contracts';
+import { BudgetStore, toNano } from '@gateway/billing';
 import { Prisma, PrismaService } from '@gateway/db';
 import { createJsonLogger, JsonLoggerService, ObservabilityModule, GatewayMetrics, UsageDeadLetters } from '@gateway/platform';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -21,6 +23,7 @@ import { createConnection, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import Redis from 'ioredis';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { parse, stringify } from 'yaml';
 import { MeteringServiceModule } from '../app.module';
@@ -33,6 +36,7 @@ const { freePort } = require('../../../../tools/scripts/lib/suite');
 /* eslint-enable @nx/enforce-module-boundaries */
 
 const ROOT = join(__dirname, '../../../..');
+const REDIS_URL = `redis://127.0.0.1:6379/${process.env.TEST_REDIS_DB ?? '13'}`;
 const MAX_DELIVERIES = 3;
 const codec = JSONCodec<UsageRecordedEvent>();
 const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
@@ -82,7 +86,7 @@ class CuttableProxy {
   }
 }
 
-describe('UsageConsumer (integration): dead letters', () => {
+describe('UsageConsumer (integration): the money path and dead letters', () => {
   let natsServer: ChildProcess;
   let natsStore: string;
   let catalogDir: string;
@@ -123,12 +127,13 @@ describe('UsageConsumer (integration): dead letters', () => {
     const simChat = catalog.models.find((model) => model.id === 'sim-chat') as Record<string, unknown>;
     catalog.models.push({ ...simChat, id: 'int-overpriced', name: 'int-overpriced', pricing: { input: 1, output: 1_000_000_000 } });
     catalog.models.push({ ...simChat, id: 'int-always-refused', name: 'int-always-refused' });
+    catalog.models.push({ ...simChat, id: 'int-cached', name: 'int-cached', pricing: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } });
     writeFileSync(join(catalogDir, 'models.yaml'), stringify(catalog));
 
     const env = Object.assign(new MeteringEnv(), {
       DATABASE_URL: viaProxy.toString(),
       NATS_URL: `nats://127.0.0.1:${natsPort}`,
-      REDIS_URL: `redis://127.0.0.1:6379/${process.env.TEST_REDIS_DB ?? '13'}`,
+      REDIS_URL,
       MODELS_CONFIG: join(catalogDir, 'models.yaml'),
       METERING_ACK_WAIT_MS: 2000,
       METERING_BATCH_LINGER_MS: 20,
@@ -195,6 +200,39 @@ describe('UsageConsumer (integration): dead letters', () => {
     const line = text.split('\n').find((candidate) => candidate.startsWith(`gateway_usage_events_dead_lettered_total{reason="${reason}"}`));
     return line ? Number(line.split(' ').pop()) : 0;
   };
+
+  it('charges an event once, in exact decimals, however often it is delivered, and settles its reservation to the exact nano-credit', async () => {
+    const accountId = await account('100');
+    const redis = new Redis(REDIS_URL);
+    try {
+      const budget = new BudgetStore(redis);
+      await budget.warm(`int-${randomUUID()}`);
+      await budget.primeBalance(accountId, toNano(100));
+      const usage = event(accountId, { model: 'int-cached', inputTokens: 1234, cacheReadTokens: 1000, cacheWriteTokens: 200, outputTokens: 77 });
+      const gate = { epochKey: `epoch_${accountId}`, expectedEpoch: '', bucket: accountId, minute: 0, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
+      expect(await budget.admit({ accountId, requestId: usage.requestId, costNano: toNano(1), ttlMs: 60_000 }, gate)).toMatchObject({ ok: true });
+
+      // 34 uncached input tokens at 3, 1000 cache reads at 0.3, 200 cache writes at 3.75, 77 output at 15 (per million).
+      const cost = '0.002307';
+      // The same event three times: published again (a retrying publisher), and each copy delivered at least once.
+      await Promise.all([publish(usage), publish(usage), publish(usage)]);
+      const manager = await nats.jetstreamManager();
+      await until('metering has acknowledged every copy', async () => {
+        const info = await manager.consumers.info(UsageStream.name, UsageStream.meteringConsumer);
+        return info.num_ack_pending === 0 && info.num_pending === 0 && (await logged([usage.requestId])).length === 1;
+      });
+      const [row] = await logged([usage.requestId]);
+      expect(row.credits.toFixed(12)).toBe('0.002307000000');
+      expect({ cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens }).toEqual({ cacheRead: 1000, cacheWrite: 200 });
+      expect(await credits(accountId)).toBe(D(100).minus(cost).toFixed());
+      // The reservation is gone and the cached balance moved by the cost, once.
+      expect(Number(await redis.get(`bal:${accountId}`))).toBe(toNano(100) - toNano(cost));
+      expect(Number(await redis.get(`resv:${accountId}:total`))).toBe(0);
+      expect(await deadFor([usage.requestId])).toEqual([]);
+    } finally {
+      await redis.quit();
+    }
+  });
 
   it('sets poison events aside with their reason, at once or after the bounded deliveries, and writes the good ones of the same batches', async () => {
     const accountId = await account('100');

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { BudgetStore, priceUsage, Settlement, toNano } from '@gateway/billing';
 import { ModelCatalog } from '@gateway/catalog';
 import { printable, UsageDeadLetter, UsageDeadReason, UsageDeadStream, usageEventProblem, UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import {
-  BudgetStore,
   context,
   ensureUsageDeadStream,
   extractNatsTraceContext,
@@ -14,17 +14,14 @@ import {
   Metrics,
   recordSpanError,
   RedisConnection,
-  Settlement,
   type Span,
   SpanKind,
-  toNano,
   trace,
 } from '@gateway/platform';
 import type { Counter } from 'prom-client';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg } from 'nats';
 import { classifyLedgerError, LedgerFailure, sqlState } from './ledger-errors';
 import { LedgerRepository, PricedUsage } from './ledger.repository';
-import { priceUsage } from './pricing';
 
 export const METERING_ACK_WAIT_MS = Symbol('METERING_ACK_WAIT_MS');
 export const METERING_BATCH_LINGER_MS = Symbol('METERING_BATCH_LINGER_MS');

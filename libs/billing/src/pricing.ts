@@ -1,14 +1,17 @@
-import { ModelCatalog } from '@gateway/catalog';
-import { UsageRecordedEvent } from '@gateway/contracts';
-import { Prisma } from '@gateway/db';
+import type { ModelCatalog, PricingConfig } from '@gateway/catalog';
+import type { UsageRecordedEvent } from '@gateway/contracts';
+// The decimal class Prisma reads and writes (Prisma.Decimal is this one), without the generated client.
+import { Decimal } from '@prisma/client/runtime/client';
 
-const PER_MILLION = new Prisma.Decimal(1_000_000);
-const ZERO = new Prisma.Decimal(0);
+/** Prices are credits per million tokens (and per generated item). */
+const TOKENS_PER_PRICE = 1_000_000;
+const PER_MILLION = new Decimal(TOKENS_PER_PRICE);
+const ZERO = new Decimal(0);
 
-const decimal = (value: number | undefined): Prisma.Decimal => new Prisma.Decimal(String(value ?? 0));
+const decimal = (value: number | undefined): Decimal => new Decimal(String(value ?? 0));
 
 export interface PricedUsage {
-  credits: Prisma.Decimal;
+  credits: Decimal;
   known: boolean;
   /** The event says more cache tokens than input tokens: its uncached input was priced at zero. */
   inconsistent?: boolean;
@@ -40,4 +43,24 @@ export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): Pr
     .dividedBy(PER_MILLION);
   const items = decimal(event.units).times(decimal(perItem));
   return { credits: tokens.plus(items), known: true, ...(inconsistent ? { inconsistent } : {}) };
+}
+
+/** What a request may use at most, for its worst-case cost. */
+export interface UsageBound {
+  inputTokens?: number;
+  outputTokens?: number;
+  items?: number;
+  /** Every input token may be written to the provider's prompt cache (text generation), which can cost more than input. */
+  cacheWritable?: boolean;
+}
+
+/**
+ * The most a request can cost, in credits: a float, since it only bounds a reservation (rounded up
+ * to nano-credits by `reservationNano`); the ledger's charge is `priceUsage`'s, exact.
+ */
+export function worstCaseCredits(pricing: PricingConfig, bound: UsageBound): number {
+  const { input, output, per_item: perItem = 0, cache_write: cacheWrite = input } = pricing;
+  const inputPrice = bound.cacheWritable ? Math.max(input, cacheWrite) : input;
+  const tokens = ((bound.inputTokens ?? 0) * inputPrice + (bound.outputTokens ?? 0) * output) / TOKENS_PER_PRICE;
+  return bound.items ? tokens + bound.items * perItem : tokens;
 }

@@ -1,4 +1,4 @@
-import type { SpendWindow } from './keys';
+import type { SpendWindow } from '@gateway/contracts';
 
 const DAY_MS = 86_400_000;
 
@@ -35,3 +35,14 @@ export function countsInCurrentWindow(window: SpendWindow | null, startedAt: Dat
   if (current === null) return true;
   return startedAt !== null && new Date(startedAt).getTime() >= current.getTime();
 }
+
+/**
+ * `windowStart` in SQL, for the ledger's set-based statements: the start (UTC) of the spend window
+ * `at` (a timestamptz expression) falls in for `window` (a spend_window expression); NULL for a
+ * lifetime allocation. PostgreSQL's weeks start on Monday too. spend-window.int-spec.ts checks that
+ * it agrees with `windowStart` over every day of a leap year.
+ */
+export const windowStartSql = (window: string, at: string): string => `
+  (CASE ${window} WHEN 'daily' THEN date_trunc('day', ${at} AT TIME ZONE 'UTC')
+                  WHEN 'weekly' THEN date_trunc('week', ${at} AT TIME ZONE 'UTC')
+                  WHEN 'monthly' THEN date_trunc('month', ${at} AT TIME ZONE 'UTC') END) AT TIME ZONE 'UTC'`;

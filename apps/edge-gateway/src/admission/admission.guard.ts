@@ -2,7 +2,8 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { ModelCatalog } from '@gateway/catalog';
 import { ErrorCode, Plan } from '@gateway/contracts';
-import { DomainError, RedisConnection, ReserveResult } from '@gateway/platform';
+import { AdmitGate, BudgetStore, ReserveResult } from '@gateway/billing';
+import { DomainError } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
@@ -12,7 +13,7 @@ import { CostEstimate } from '../billing/request-cost';
 import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/metering.decorators';
 import { RATE_LIMIT_BUCKET } from '../policy/rate-limit-bucket.decorator';
 import { RateLimit } from './plan-limits';
-import { rateDecision, RateLimitDecision, RateLimiter, rateLimitKeys, rateWindow } from './rate-limiter';
+import { rateDecision, RateLimitDecision, rateWindow } from './rate-decision';
 
 export const PLAN_RATE_LIMITS = Symbol('PLAN_RATE_LIMITS');
 
@@ -45,32 +46,30 @@ function setHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
 }
 
 /**
- * The plan's requests- and tokens-per-minute limits, after authentication, on every authenticated
- * route. Text-generation requests count their prompt tokens plus their output cap, decisions,
+ * Admission, after authentication, on every authenticated route: the account's revocation epoch,
+ * the plan's requests- and tokens-per-minute limits and, for a metered request, the budget
+ * reservation. Text-generation requests count their prompt tokens plus their output cap, decisions,
  * embeddings and moderations their input tokens, images none: each route's `@Metered` estimator
  * says which. `@FreeSummaryPoll()` routes are free once a minute.
  *
  * One Redis script per request: a request with a cost estimate (and not a DevPass key, which never
  * uses credits) runs `BudgetService.admit` — revocation epoch, rate limit and budget reservation,
- * all or nothing, so a 402 counts nothing against the rate limit; any other request runs the rate
- * limiter's script (revocation epoch and rate limit). Either answers 'stale' when the account's
+ * all or nothing, so a 402 counts nothing against the rate limit; any other request runs `BudgetStore.rateLimit`
+ * (revocation epoch and rate limit). Either answers 'stale' when the account's
  * keys changed since its principal was cached: the key is authenticated again and the script rerun.
  */
 @Injectable()
-export class RateLimitGuard implements CanActivate {
-  private readonly limiter: RateLimiter;
+export class AdmissionGuard implements CanActivate {
   private readonly policies = new WeakMap<object, RatePolicy>();
 
   constructor(
-    redis: RedisConnection,
+    @Inject(BudgetStore) private readonly store: Pick<BudgetStore, 'rateLimit'>,
     private readonly catalog: ModelCatalog,
     private readonly reflector: Reflector,
     @Inject(PLAN_RATE_LIMITS) private readonly limits: Record<Plan, RateLimit>,
     private readonly budget: BudgetService,
     private readonly auth: ApiKeyGuard,
-  ) {
-    this.limiter = new RateLimiter(redis.client);
-  }
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
@@ -118,27 +117,23 @@ export class RateLimitGuard implements CanActivate {
           `of the ${principal.plan} plan: it can never fit; lower max_tokens or shorten the prompt`,
       );
     }
-    const accountId = policy.bucket ? `${principal.accountId}:${policy.bucket}` : principal.accountId;
-    const epochKey = revocationEpochKey(principal.accountId);
-    const now = Date.now();
-    if (!estimate || principal.keyType === 'dev') {
-      const decision = await this.limiter.check(
-        { accountId, limit, tokens, epochKey, expectedEpoch: request.authEpoch ?? '', freePoll: policy.freeSummaryPoll },
-        now,
-      );
-      if (decision === 'stale') return 'stale';
-      this.answer(reply, decision, principal.plan);
-      return;
-    }
-    const { minute, resetSeconds } = rateWindow(now);
-    const gate = {
-      epochKey,
+    const { minute, resetSeconds } = rateWindow(Date.now());
+    const gate: AdmitGate = {
+      epochKey: revocationEpochKey(principal.accountId),
       expectedEpoch: request.authEpoch ?? '',
-      ...rateLimitKeys(accountId, minute),
+      bucket: policy.bucket ? `${principal.accountId}:${policy.bucket}` : principal.accountId,
+      minute,
       requestsPerMinute: limit.requestsPerMinute,
       tokensPerMinute: limit.tokensPerMinute,
       tokens,
     };
+    if (!estimate || principal.keyType === 'dev') {
+      const { state, requests, tokens: counted } = await this.store.rateLimit({ ...gate, freePoll: policy.freeSummaryPoll });
+      if (state === 'stale') return 'stale';
+      const exceeded = state === 'requests' || state === 'tokens' ? state : undefined;
+      this.answer(reply, rateDecision(limit, requests, counted, resetSeconds, exceeded), principal.plan);
+      return;
+    }
     const result = await this.budget.admit(principal, String(request.id), estimate.credits, gate);
     if (!result.ok && result.reason === 'stale') return 'stale';
     const exceeded = !result.ok && (result.reason === 'requests' || result.reason === 'tokens') ? result.reason : undefined;

@@ -1,0 +1,4 @@
+export * from './money';
+export * from './pricing';
+export * from './spend-window';
+export * from './budget-store';

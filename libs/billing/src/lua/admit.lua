@@ -1,0 +1,32 @@
+-- One round trip per metered request: the generation marker, the revocation epoch, the rate limit,
+-- then the reservation, committing nothing unless all pass (a request refused for its budget counts
+-- nothing against the rate limit). Without the marker Redis lost its state: 'cold-store'.
+-- Returns {state, available, requests, tokens}: the windows as they stand (counted on 'ok').
+-- KEYS and ARGV: see BudgetStore.admit (budget-store.ts), the one place that sends them.
+--#include reservations
+--#include gate
+local balance_key, resv, resv_total, resv_expiries = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local spend_key, kresv, kresv_total, kresv_expiries = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local epoch_key, requests_key, tokens_key, generation_key = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local id, cost, now, ttl, allocation = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local expected_epoch, request_limit, token_limit, rate_cost = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+
+if redis.call('EXISTS', generation_key) == 0 then return {'cold-store', 0, 0, 0} end
+if stale(epoch_key, expected_epoch) then return {'stale', 0, 0, 0} end
+local exceeded, requests, tokens = rate_check(requests_key, tokens_key, request_limit, token_limit, rate_cost)
+if exceeded ~= '' then return {exceeded, 0, requests, tokens} end
+local balance = redis.call('GET', balance_key)
+if not balance then return {'cold-balance', 0, requests, tokens} end
+local available = tonumber(balance) - sweep(resv, resv_total, resv_expiries, now)
+if available < cost then return {'credits', math.max(available, 0), requests, tokens} end
+-- A negative allocation: not a proxy key (no allocation to check).
+if allocation >= 0 then
+  local used = redis.call('GET', spend_key)
+  if not used then return {'cold-allocation', 0, requests, tokens} end
+  local left = allocation - tonumber(used) - sweep(kresv, kresv_total, kresv_expiries, now)
+  if left < cost then return {'allocation', math.max(left, 0), requests, tokens} end
+  hold(kresv, kresv_total, kresv_expiries, id, cost, now + ttl, ttl)
+end
+hold(resv, resv_total, resv_expiries, id, cost, now + ttl, ttl)
+rate_count(requests_key, tokens_key, rate_cost)
+return {'ok', 0, requests + 1, tokens + rate_cost}

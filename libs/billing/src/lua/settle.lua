@@ -1,0 +1,31 @@
+-- Drops a request's reservations and, for a settled request, moves the cached balance and key
+-- spend by its real cost, once: only while the account's reservation is still there, so settling
+-- the same request again (a redelivered usage event) changes nothing. Without a reservation (one
+-- released or expired) the cached figures catch up when they are next loaded from the ledger.
+-- A figure that is absent (expired, not primed yet) keeps the cost in its `:late` key for a while
+-- (ARGV[4] ms), and the prime adds it: a prime that read the ledger before this request was written
+-- and writes its figure after this settlement would otherwise leave it out until the figure next
+-- expires (a request counted twice for a minute at worst, never not at all).
+-- KEYS and ARGV: see BudgetStore.settle (budget-store.ts), the one place that sends them.
+--#include reservations
+local balance_key, resv, resv_total, resv_expiries = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local spend_key, kresv, kresv_total, kresv_expiries = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local balance_late, spend_late = KEYS[9], KEYS[10]
+local id, cost, has_key, late_ms = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4]
+
+local function move(figure, late, op)
+  if redis.call('EXISTS', figure) == 1 then
+    redis.call(op, figure, cost)
+  else
+    redis.call(op, late, cost)
+    redis.call('PEXPIRE', late, late_ms)
+  end
+end
+
+local reserved = drop(resv, resv_total, resv_expiries, id)
+if has_key then drop(kresv, kresv_total, kresv_expiries, id) end
+if reserved and tonumber(cost) > 0 then
+  move(balance_key, balance_late, 'DECRBY')
+  if has_key then move(spend_key, spend_late, 'INCRBY') end
+end
+return 1
