@@ -1,6 +1,5 @@
 export * from './subjects';
 export * from './queues';
-export * from '@gateway/errors';
 export * from './keys';
 export * from './validation';
 export * from './auth/principal';

@@ -1,6 +1,5 @@
 export * from './config';
 export * from './base-env';
-export { DomainError, type DomainErrorOptions } from '@gateway/errors';
 export * from './validation-errors';
 export * from './rpc';
 export * from './health';

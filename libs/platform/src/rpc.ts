@@ -1,10 +1,9 @@
 import { ArgumentMetadata, ArgumentsHost, Catch, Logger, RpcExceptionFilter, ValidationPipe } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
-import { DomainErrorPayload, ErrorCode } from '@gateway/contracts';
 import { getMetadataStorage } from 'class-validator';
 import { Observable, throwError } from 'rxjs';
 import { isDependencyUnavailable } from './connection-resilience';
-import { DomainError } from '@gateway/errors';
+import { DomainError, DomainErrorPayload, ErrorCode } from '@gateway/errors';
 import { firstFieldProblem } from './validation-errors';
 
 const BODY_PARAM_TYPES = new Set(['body', 'payload']);

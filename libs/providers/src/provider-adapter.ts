@@ -10,9 +10,8 @@ import type {
   ModerationResult,
 } from '@gateway/canonical';
 import type { ResolvedRoute } from '@gateway/catalog';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import type { GeneratedVideo, VideoRequest, VideoStatus } from './video';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** Where and how one catalog model is served: which adapter, which upstream model, which credentials. */
 export interface UpstreamRoute {

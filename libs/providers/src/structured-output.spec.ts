@@ -1,7 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { CanonicalRequest, CanonicalStreamEvent, ResponseFormat } from '@gateway/canonical';
-import { DomainError } from '@gateway/platform';
 import { AnthropicAdapter } from './anthropic/anthropic.adapter';
 import { AnthropicStreamMapper, fromAnthropicResponse, toAnthropicRequest, type AnthropicStreamEvent } from './anthropic/anthropic-mapping';
 import { toOpenAIRequest } from './openai/openai-mapping';
@@ -9,6 +8,7 @@ import type { UpstreamRoute } from './provider-adapter';
 import { SimulatorAdapter } from './simulator/simulator.adapter';
 import { canonicalRequest, weatherTool } from './testing/canonical-fixtures';
 import { collect, sendJson, sendSse, startFakeUpstream, type FakeUpstream } from './testing/fake-upstream';
+import { DomainError } from '@gateway/errors';
 
 const schema = {
   type: 'object',

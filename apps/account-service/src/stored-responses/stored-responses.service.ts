@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import {
   DeletedResponse,
-  ErrorCode,
   INPUT_ITEMS_DEFAULT_LIMIT,
   InputItemsPage,
   InputItemsRequest,
@@ -11,8 +10,8 @@ import {
   StoredResponseRecord,
   StoredResponseRequest,
 } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import { StoredResponseRow, StoredResponsesRepository } from './stored-responses.repository';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const RESPONSES_RETENTION = Symbol('RESPONSES_RETENTION');
 

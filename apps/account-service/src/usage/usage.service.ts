@@ -5,7 +5,6 @@ import {
   AccountLogsRequest,
   AccountSummaryRequest,
   CACHE_TOKEN_ROUTES,
-  ErrorCode,
   LOGS_DEFAULT_LIMIT,
   LogEntry,
   LogsPage,
@@ -13,8 +12,8 @@ import {
   TOKEN_ROUTES,
   UsageSummary,
 } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import { LogRow, UsageRepository } from './usage.repository';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const HISTORY_DAYS = 30;
 const DAY_MS = 86_400_000;

@@ -1,9 +1,8 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, Plan } from '@gateway/contracts';
+import { Plan } from '@gateway/contracts';
 import { AdmitGate, BudgetStore, ReserveResult } from '@gateway/billing';
-import { DomainError } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
@@ -14,6 +13,7 @@ import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/meter
 import { RATE_LIMIT_BUCKET } from '../policy/rate-limit-bucket.decorator';
 import { RateLimit } from './plan-limits';
 import { rateDecision, RateLimitDecision, rateWindow } from './rate-decision';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const PLAN_RATE_LIMITS = Symbol('PLAN_RATE_LIMITS');
 

@@ -1,7 +1,7 @@
-import { ErrorCode, Principal, ProxyKeyRules } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { Principal, ProxyKeyRules } from '@gateway/contracts';
 import { assertAccess, baseModelId, checkModelForKeyType, checkProxyKey } from './access-policy';
 import { IpAllowlist } from './ip-allowlist';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const rules = (overrides: Partial<ProxyKeyRules> = {}): ProxyKeyRules => ({
   isActive: true,

@@ -1,6 +1,6 @@
-import { DEV_MODEL_SUFFIX, ErrorCode, KeyType, Principal, ProxyKeyMessages } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DEV_MODEL_SUFFIX, KeyType, Principal, ProxyKeyMessages } from '@gateway/contracts';
 import { IpAllowlist } from './ip-allowlist';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** Suffixes that change how a model is called, not which model it is. */
 const MODEL_MODIFIERS = [':reasoning-exclude'];

@@ -1,13 +1,13 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { DECISION_MODEL_ID, ErrorCode, KeyType } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DECISION_MODEL_ID, KeyType } from '@gateway/contracts';
 import type { FastifyRequest } from 'fastify';
 import { AccessContext, assertAccess } from './access-policy';
 import { ACCEPTS_X_API_KEY, ALLOWED_KEY_TYPES, AuthenticatedRequest, DECISION_MODEL_ROUTE, PUBLIC_ROUTE, SKIP_ACCESS_CHECKS } from './auth.decorators';
 import { Authenticated, AuthCacheService } from './auth-cache.service';
 import { KeyUsageTracker } from './key-usage.tracker';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const KEY_TYPE_NAMES: Record<KeyType, string> = { master: 'master', proxy: 'proxy', dev: 'DevPass' };
 

@@ -1,9 +1,9 @@
 import type { AdmitGate, AdmitResult, RestoredReservation } from '@gateway/billing';
-import { ErrorCode } from '@gateway/contracts';
 import type { Principal } from '@gateway/contracts';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetRecovery, RecoveryStorePort, UsageProgressPort } from './budget-recovery';
 import { BudgetService, BudgetStorePort } from './budget.service';
+import { ErrorCode } from '@gateway/errors';
 
 /** Redis's marker and the reservations put back, as a map. */
 class MarkerStore implements RecoveryStorePort {

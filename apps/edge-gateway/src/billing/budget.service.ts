@@ -12,10 +12,10 @@ import {
   spendWindowId,
   toNano,
 } from '@gateway/billing';
-import { AccountBudgetRequest, ErrorCode, Principal, Rpc } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { AccountBudgetRequest, Principal, Rpc } from '@gateway/contracts';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetRecovery } from './budget-recovery';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const RESERVATION_TTL_MS = Symbol('RESERVATION_TTL_MS');
 /** Now, for the spend windows (injectable in tests). */

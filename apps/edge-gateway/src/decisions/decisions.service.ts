@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { DECISION_MAX_INPUT_TOKENS, DecisionRequest, ErrorCode, Rpc } from '@gateway/contracts';
-import { countTextTokensUpTo, DomainError } from '@gateway/platform';
+import { DECISION_MAX_INPUT_TOKENS, DecisionRequest, Rpc } from '@gateway/contracts';
+import { countTextTokensUpTo } from '@gateway/platform';
 import { openaiErrorBody } from '@gateway/client-formats';
 import type { FastifyReply } from 'fastify';
 import { callerContext } from '../auth/caller-context';
 import { MeteredRequest } from '../admission/admission.guard';
 import { RelayFailure, RouterRelay } from '../nats/router-relay';
 import { MeteredRelay } from '../policy/metering.decorators';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /**
  * Relays a decision to the router: the input cost (decisions bill input tokens only) is reserved

@@ -1,9 +1,9 @@
 import { HttpException } from '@nestjs/common';
-import { ErrorCode, ErrorStatus, isDomainErrorPayload } from '@gateway/contracts';
-import { DomainError, isDependencyUnavailable } from '@gateway/platform';
+import { isDependencyUnavailable } from '@gateway/platform';
 import { EmptyResponseException } from '@nestjs/microservices/errors/empty-response.exception';
 import { TimeoutError } from 'rxjs';
 import type { HttpError } from './error-formats';
+import { DomainError, ErrorCode, ErrorStatus, isDomainErrorPayload } from '@gateway/errors';
 
 /** Every failure becomes a status and a message the client may see; null means unexpected (500). */
 export function toHttpError(exception: unknown): HttpError | null {

@@ -1,11 +1,10 @@
 import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import { FileUrls, isValidObjectKey, OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators';
 import { ApiErrors } from '../openapi/api-docs.decorators';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /**
  * `GET /v1/files/<key>`: generated media (images, videos). Public objects need nothing; private ones

@@ -1,8 +1,7 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError, splitList, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@gateway/platform';
+import { splitList, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { EdgeEnv } from '../config/edge.env';
@@ -14,6 +13,7 @@ import { registerJsonBodyParser } from './json-body.parser';
 import { inspectJson, unstorableTextMessage } from './json-inspection';
 import { rewriteLegacyUrl } from './legacy-urls';
 import { ServerTimeouts, tracedServerFactory } from '../observability/traced-http-server';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** How often Node enforces the request and header timeouts (its default, 30 s, would add as much to them). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;

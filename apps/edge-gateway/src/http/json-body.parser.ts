@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import { ownsPrototypeCheck } from '../policy/body-policy.decorator';
 import { FORBIDDEN_KEY_MESSAGE, inspectJson, mayHoldForbiddenKey, mayHoldUnstorableText, unstorableTextMessage } from './json-inspection';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const invalidBody = (message: string, param?: string) => new DomainError(ErrorCode.InvalidRequest, message, param);
 

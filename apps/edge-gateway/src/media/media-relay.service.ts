@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, joinMediaReply, MediaReply, MediaReplyPart, MediaRequest, MediaRoute, Rpc, StreamContract } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { joinMediaReply, MediaReply, MediaReplyPart, MediaRequest, MediaRoute, Rpc, StreamContract } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { assertAccess } from '../auth/access-policy';
 import { callerContext } from '../auth/caller-context';
@@ -9,6 +8,7 @@ import { mediaModelId } from '../billing/request-cost';
 import { MeteredRequest } from '../admission/admission.guard';
 import { RelayFailure, RouterRelay } from '../nats/router-relay';
 import { MeteredRelay } from '../policy/metering.decorators';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** A validated media body; `model` may be absent where the route has a default model. */
 type MediaBody = { model?: string | null } & object;

@@ -1,5 +1,5 @@
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, maskKey } from '@gateway/contracts';
+import { maskKey } from '@gateway/contracts';
 import { Injectable } from '@nestjs/common';
 import { GatewayMetrics, GracefulShutdown, JsonLoggerService, Metrics, modelLabel, SpanStatusCode } from '@gateway/platform';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,6 +11,7 @@ import { errorBody } from '../errors/error-formats';
 import { errorFormatOf } from '../policy/error-format.decorator';
 import { clientRequestId } from '../http/client-request-id';
 import { requestTrace } from './traced-http-server';
+import { ErrorCode } from '@gateway/errors';
 
 /** Probes and scrapes: neither measured, logged at info, nor refused while draining. */
 const PROBE_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);

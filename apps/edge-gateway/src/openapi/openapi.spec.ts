@@ -2,7 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { CLIENT_FORMAT_SCHEMAS, clientFormat, compileRequestValidator } from '@gateway/client-formats';
-import { createJsonLogger, DomainError, JsonLoggerService, parseEnv } from '@gateway/platform';
+import { createJsonLogger, JsonLoggerService, parseEnv } from '@gateway/platform';
 import { join } from 'node:path';
 import { EdgeModule } from '../app.module';
 import { EdgeEnv } from '../config/edge.env';
@@ -10,6 +10,7 @@ import { configureEdgeApp, createEdgeHttp } from '../http/edge-http';
 import { buildOpenApiDocument } from './openapi.document';
 import { apiRoutes, documentedOperations, undocumentedRoutes, unservedOperations } from './route-coverage';
 import type { RegisteredRoute } from './route-registry';
+import { DomainError } from '@gateway/errors';
 
 type Json = Record<string, any>;
 

@@ -2,7 +2,6 @@ import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import {
   DeletedResponse,
-  ErrorCode,
   InputItemsPage,
   InputItemsQuery,
   InputItemsRequest,
@@ -11,11 +10,11 @@ import {
   StoredResponseScope,
   Rpc,
 } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { Unmetered } from '../policy/metering.decorators';
 import { ServiceClient } from '../nats/service-client';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const NOT_FOUND = {
   404: "No stored response with this id for this key: unknown, expired, deleted, stored with `store: false`, or another account's (or, for a proxy or DevPass key, another key's).",

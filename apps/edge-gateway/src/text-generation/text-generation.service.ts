@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ErrorCode, Rpc, TEXT_ROUTES, TextFormat, TextGenerationRequest, usageEvent } from '@gateway/contracts';
-import { DomainError, JetStreamConnection, publishUsageEvent } from '@gateway/platform';
+import { Rpc, TEXT_ROUTES, TextFormat, TextGenerationRequest, usageEvent } from '@gateway/contracts';
+import { JetStreamConnection, publishUsageEvent } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { MeteredRequest } from '../admission/admission.guard';
@@ -12,6 +12,7 @@ import { RouterRelay } from '../nats/router-relay';
 import { RequestObserver } from '../observability/request-observer';
 import { errorFormatOf } from '../policy/error-format.decorator';
 import { MeteredRelay } from '../policy/metering.decorators';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',

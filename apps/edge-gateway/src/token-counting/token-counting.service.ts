@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, TextFormat, TextGenerationRequest, Rpc } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { TextFormat, TextGenerationRequest, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
 import { callerContext } from '../auth/caller-context';
 import { ServiceClient } from '../nats/service-client';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /**
  * Asks the router for a body's input tokens and answers with its one JSON frame. No budget is

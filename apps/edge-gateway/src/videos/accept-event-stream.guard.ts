@@ -1,7 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import type { FastifyRequest } from 'fastify';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** True when an Accept header lists `text/event-stream` with a non-zero quality. Wildcards do not count. */
 export function acceptsEventStream(accept: string | undefined): boolean {

@@ -1,9 +1,9 @@
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, VideoGenerationBody } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { VideoGenerationBody } from '@gateway/contracts';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { isUsableJobId, planVideoRequest } from './video-request';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const catalog = ModelCatalog.fromYaml(
   `

@@ -1,6 +1,6 @@
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, VIDEO_ROUTE, VideoGenerationBody } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { VIDEO_ROUTE, VideoGenerationBody } from '@gateway/contracts';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** The size of a model that lists none (`sizes` in the catalog). */
 export const DEFAULT_VIDEO_SIZE = '16:9';

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import { decodeVideoJobFailure, ErrorCode, VideoGenerationBody, VideoJobData, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
-import { DomainError, injectTraceContext } from '@gateway/platform';
+import { decodeVideoJobFailure, VideoGenerationBody, VideoJobData, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
+import { injectTraceContext } from '@gateway/platform';
 import { FileUrls } from '@gateway/storage';
 import type { Job } from 'bullmq';
 import type { FastifyReply } from 'fastify';
@@ -15,6 +15,7 @@ import { failedEvent, progressEvent, VideoStreamEvent } from './video-events';
 import { VideoJobEvent, VideoJobEvents } from './video-job-events';
 import { VideoJobsProducer } from './video-jobs.producer';
 import { isUsableJobId, planVideoRequest } from './video-request';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const VIDEO_HEARTBEAT_MS = Symbol('VIDEO_HEARTBEAT_MS');
 

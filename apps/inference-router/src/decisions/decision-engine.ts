@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ModelCatalog } from '@gateway/catalog';
-import { DECISION_MODEL_ID, ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { DECISION_MODEL_ID } from '@gateway/contracts';
 import type { CanonicalResponse } from '@gateway/canonical';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { buildDecisionPrompt, type LabelledPrompt, type Ordering } from './decision-prompt';
 import type { DecisionQuestion, ValidDecision } from './decision-validation';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /**
  * The decision engine: answers every question of a validated request from the token logprobs of

@@ -1,6 +1,6 @@
 import { openaiErrorBody } from '@gateway/client-formats';
-import type { DomainError } from '@gateway/platform';
 import { wireError } from '../errors/error-reply';
+import type { DomainError } from '@gateway/errors';
 
 /**
  * The decision endpoint's error body: the OpenAI body `{error: {message, type, code, param}}`

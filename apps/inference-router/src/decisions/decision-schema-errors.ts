@@ -10,8 +10,8 @@
  */
 import Ajv, { type ErrorObject } from 'ajv';
 import type { Static, TSchema } from 'typebox';
-import { DECISION_ERROR, ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/errors';
+import { DECISION_ERROR } from '@gateway/contracts';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 type Json = Record<string, unknown>;
 

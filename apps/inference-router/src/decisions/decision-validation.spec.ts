@@ -1,7 +1,7 @@
 import type { KeyType } from '@gateway/contracts';
 import { countTokens } from '@gateway/providers';
-import { DomainError } from '@gateway/platform';
 import { countDecisionTokens, validateDecisionRequest } from './decision-validation';
+import { DomainError } from '@gateway/errors';
 
 const VENDOR = 'systemone';
 const validate = (body: unknown, keyType: KeyType = 'master', maxInputTokens?: number) =>

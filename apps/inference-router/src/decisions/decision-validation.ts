@@ -3,16 +3,15 @@ import {
   DECISION_MAX_INPUT_TOKENS,
   DECISION_MODEL_ID,
   DecisionRequestBody,
-  ErrorCode,
   type KeyType,
   MAX_CHOICE_OPTIONS,
   MAX_SCORE_LEVELS,
   QUESTION_TYPES,
   type QuestionType,
 } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import { countTokens } from '@gateway/providers';
 import { compileDecisionValidator } from './decision-schema-errors';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export { DECISION_MAX_INPUT_TOKENS, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, QUESTION_TYPES, type QuestionType };
 

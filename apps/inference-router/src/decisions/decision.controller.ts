@@ -1,12 +1,13 @@
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { CallerContext, ErrorCode, Rpc, TextFrame } from '@gateway/contracts';
-import { DomainError, firstFieldProblem, Handles } from '@gateway/platform';
+import { CallerContext, Rpc, TextFrame } from '@gateway/contracts';
+import { firstFieldProblem, Handles } from '@gateway/platform';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { defer, Observable } from 'rxjs';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { DecisionCall, DecisionService } from './decision.service';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const CALLER_FIELDS = ['accountId', 'keyId', 'keyType', 'maskedKey', 'ip', 'requestId'] as const;
 

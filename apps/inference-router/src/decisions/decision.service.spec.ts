@@ -2,7 +2,7 @@ import { ModelCatalog } from '@gateway/catalog';
 import { DecisionRequest, Subjects, type TextFrame, type UsageRecordedEvent } from '@gateway/contracts';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { noHeartbeats } from '../testing/no-heartbeats';
-import { DomainError, DtoValidationPipe } from '@gateway/platform';
+import { DtoValidationPipe } from '@gateway/platform';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { PATTERN_METADATA } from '@nestjs/microservices/constants';
@@ -15,6 +15,7 @@ import { UsagePublisher } from '../usage/usage.publisher';
 import { DecisionEngine } from './decision-engine';
 import { DecisionController, toDecisionCall } from './decision.controller';
 import { DecisionService, type DecisionCall, type DecisionServiceOptions } from './decision.service';
+import { DomainError } from '@gateway/errors';
 
 const CATALOG = ModelCatalog.fromYaml(
   `models:

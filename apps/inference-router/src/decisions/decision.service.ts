@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { DECISION_MODEL_ID, ErrorCode, type CallerContext, type TextFrame } from '@gateway/contracts';
+import { DECISION_MODEL_ID, type CallerContext, type TextFrame } from '@gateway/contracts';
 import { decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { DomainError } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { UpstreamError } from '@gateway/providers';
@@ -9,6 +8,7 @@ import { DecisionEngine, type DecisionAnswer } from './decision-engine';
 import { decisionErrorBody } from './decision-errors';
 import { DECISION_ROUTE } from './decision-model';
 import { checkDecisionLength, readDecisionRequest } from './decision-validation';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const DECISION_SERVICE_OPTIONS = Symbol('DECISION_SERVICE_OPTIONS');
 

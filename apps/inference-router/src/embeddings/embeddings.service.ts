@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { type EmbeddingList, EmbeddingsRequest, ErrorCode, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
+import { type EmbeddingList, EmbeddingsRequest, MediaLimits, MediaReply, MediaRoutes } from '@gateway/contracts';
 import type { CatalogModel } from '@gateway/catalog';
 import type { EmbeddingRequest } from '@gateway/canonical';
-import { countTextsTokens, countTextTokensUpTo, DomainError } from '@gateway/platform';
+import { countTextsTokens, countTextTokensUpTo } from '@gateway/platform';
 import { MediaCalls } from '../media/media-call';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { encodeEmbedding } from './embedding-encoding';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const positiveInt = (value: unknown): number | undefined => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined);
 

@@ -1,7 +1,6 @@
-import { ErrorCode } from '@gateway/contracts';
 import type { ClientFormat, WireError } from '@gateway/client-formats';
-import { DomainError } from '@gateway/platform';
 import { UpstreamError, upstreamDomainError } from '@gateway/providers';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /**
  * Every failure as a `DomainError`: ours as thrown, an upstream one through its single mapping,

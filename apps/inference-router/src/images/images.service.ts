@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  ErrorCode,
   GeneratedImage,
   ImageDefaults,
   ImageGenerationRequest,
@@ -15,9 +14,9 @@ import type { CatalogModel } from '@gateway/catalog';
 import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
 import type { GeneratedImageData, ImageRequest } from '@gateway/canonical';
-import { DomainError } from '@gateway/platform';
 import { MediaCalls } from '../media/media-call';
 import { UpstreamCaller } from '../providers/upstream-caller';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
 

@@ -1,10 +1,10 @@
 import { InflightRequests } from '../text-generation/inflight-requests';
 import { ModelCatalog } from '@gateway/catalog';
-import { ErrorCode, UsageRecordedEvent } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { UsageRecordedEvent } from '@gateway/contracts';
 import { MeteredCalls } from '../metering/metered-calls';
 import { recordingPublisher } from '../testing/recording-publisher';
 import { MediaCalls } from './media-call';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const CATALOG = ModelCatalog.fromYaml('models: []\n', {}, () => undefined);
 const CALLER = { accountId: 'acct_1', keyId: 'key_1', keyType: 'master' as const, maskedKey: 'ek-...abcd', ip: '10.0.0.1', requestId: 'req_1' };

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { CallerContext, ErrorCode, MediaReply, MediaRoute } from '@gateway/contracts';
+import { CallerContext, MediaReply, MediaRoute } from '@gateway/contracts';
 import { CatalogModel, ModelCatalog } from '@gateway/catalog';
 import { chatFormat } from '@gateway/client-formats';
-import { DomainError } from '@gateway/platform';
 import { errorReply } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { InflightRequests } from '../text-generation/inflight-requests';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** The reply of a call the edge abandoned (it answered its client already): sent to nobody. */
 const ABANDONED_REPLY: MediaReply = { kind: 'json', status: 499, body: null };

@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ErrorCode, type CallerContext, type UsageRecordedEvent, type UsageStatus } from '@gateway/contracts';
-import type { DomainError } from '@gateway/platform';
+import { type CallerContext, type UsageRecordedEvent, type UsageStatus } from '@gateway/contracts';
 import { UpstreamError } from '@gateway/providers';
 import { toDomainError } from '../errors/error-reply';
 import { UsagePublisher } from '../usage/usage.publisher';
 import { ABANDONED_BY_EDGE } from '../text-generation/inflight-requests';
+import { ErrorCode, type DomainError } from '@gateway/errors';
 
 /** What one call used, for its usage event; the work fills it in as it goes. */
 export interface CallOutcome {

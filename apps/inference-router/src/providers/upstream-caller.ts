@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ResolvedRoute, routePlan } from '@gateway/catalog';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError, GatewayMetrics, inSpan, Metrics, SpanKind, trace } from '@gateway/platform';
+import { GatewayMetrics, inSpan, Metrics, SpanKind, trace } from '@gateway/platform';
 import { isCredentialRefusal, ProviderAdapter, ServedRoute, toUpstreamRoute, UpstreamError, UpstreamRoute } from '@gateway/providers';
 import { AttemptVerdict, callWithFallback, RetryPolicy, RouteBreakers, RouteQuotas } from '@gateway/routing';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const PROVIDER_ADAPTERS = Symbol('PROVIDER_ADAPTERS');
 export const RETRY_POLICY = Symbol('RETRY_POLICY');

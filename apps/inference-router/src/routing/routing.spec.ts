@@ -1,10 +1,11 @@
 import { ResolvedRoute } from '@gateway/catalog';
-import { DomainError, GatewayMetrics } from '@gateway/platform';
+import { GatewayMetrics } from '@gateway/platform';
 import { type ProviderAdapter, retryAfterSeconds, upstreamDomainError, UpstreamError } from '@gateway/providers';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { RouteBreakers, RouteQuotas } from '@gateway/routing';
 import type { RoutingRedis } from '@gateway/routing';
 import { affinityKey } from './affinity';
+import { DomainError } from '@gateway/errors';
 
 const route = (name: string, extra: Partial<ResolvedRoute> = {}): ResolvedRoute => ({
   adapter: 'fake',

@@ -1,7 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
-  ErrorCode,
-  isDomainErrorPayload,
   SaveStoredResponseRequest,
   StoredItemsRequest,
   StoredResponseRecord,
@@ -14,7 +12,8 @@ import {
   type CallerContext,
 } from '@gateway/contracts';
 import type { ResolvedRequest, StoredStateRules } from '@gateway/client-formats';
-import { DomainError, NatsRpcClient } from '@gateway/platform';
+import { NatsRpcClient } from '@gateway/platform';
+import { DomainError, ErrorCode, isDomainErrorPayload } from '@gateway/errors';
 
 export const STORE_CLIENT = Symbol('STORE_CLIENT');
 export const STORE_TIMEOUT_MS = Symbol('STORE_TIMEOUT_MS');

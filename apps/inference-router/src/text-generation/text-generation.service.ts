@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ErrorCode, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
 import { clientFormat } from '@gateway/client-formats';
-import { DomainError } from '@gateway/platform';
 import { DECISION_ENDPOINT } from '../decisions/decision-model';
 import { errorReply, toDomainError, wireError } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
@@ -16,6 +15,7 @@ import { countDeltaTokens } from '../token-counting/delta-tokens';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 

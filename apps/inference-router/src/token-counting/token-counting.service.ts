@@ -1,13 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ErrorCode, type MessagesTokenCount, type ResponsesInputTokens, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { type MessagesTokenCount, type ResponsesInputTokens, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import type { CanonicalRequest } from '@gateway/canonical';
 import { ModelCatalog } from '@gateway/catalog';
 import { clientFormat } from '@gateway/client-formats';
-import { DomainError } from '@gateway/platform';
 import { errorReply, toDomainError } from '../errors/error-reply';
 import { countPromptTokens, toUpstreamRoute } from '@gateway/providers';
 import { isProviderFailure, UpstreamCaller } from '../providers/upstream-caller';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, maskKey, Plan } from '@gateway/contracts';
+import { maskKey, Plan } from '@gateway/contracts';
 import { Account, Prisma } from '@gateway/db';
-import { DomainError } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
 import { KeyCryptoService } from '../crypto/key-crypto.service';
 import { KeyEventsPublisher } from '../events/key-events.publisher';
 import { KeysRepository } from '../keys/keys.repository';
 import { KeysService, newKeyId } from '../keys/keys.service';
 import { AccountsRepository } from './accounts.repository';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const BOOTSTRAP_KEY_NAME = 'bootstrap';
 

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, KeyType, maskKey, Principal } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
+import { KeyType, maskKey, Principal } from '@gateway/contracts';
 import { randomUUID } from 'node:crypto';
 import { KeyCryptoService } from '../crypto/key-crypto.service';
 import { KeyEventsPublisher } from '../events/key-events.publisher';
 import { toPrincipal } from './key-records';
 import { KeysRepository } from './keys.repository';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export const newKeyId = (): string => `key_${randomUUID().replace(/-/g, '')}`;
 

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
   CreateProxyKeyCommand,
-  ErrorCode,
   maskKey,
   MessageResponse,
   ProxyKeyCommand,
@@ -11,7 +10,6 @@ import {
   UpdateProxyKeyCommand,
 } from '@gateway/contracts';
 import { Account, ApiKey, Prisma } from '@gateway/db';
-import { DomainError } from '@gateway/platform';
 import { AccountsRepository } from '../accounts/accounts.repository';
 import { PlanPolicy } from '../accounts/plan-policy';
 import { KeyCryptoService } from '../crypto/key-crypto.service';
@@ -19,6 +17,7 @@ import { KeyEventsPublisher } from '../events/key-events.publisher';
 import { toProxyKeyRecord } from '../keys/key-records';
 import { newKeyId } from '../keys/keys.service';
 import { ProxyKeysRepository } from './proxy-keys.repository';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 const notFound = () => new DomainError(ErrorCode.NotFound, ProxyKeyMessages.notFound, 'proxy_key');
 const expiryDate = (expiresAt: number | undefined): Date | null => (expiresAt === undefined || expiresAt === -1 ? null : new Date(expiresAt * 1000));

@@ -9,8 +9,8 @@
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
-import { ErrorCode, FreeObject, Literals, Maybe, Nullable } from '@gateway/contracts';
-import { DomainError } from '@gateway/errors';
+import { FreeObject, Literals, Maybe, Nullable } from '@gateway/contracts';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 type Json = Record<string, unknown>;
 

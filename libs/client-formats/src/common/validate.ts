@@ -6,8 +6,7 @@
  * field both in the human message (`messages.0.role: must be one of ...`) and in `param`, which is
  * what OpenAI-style 400 bodies carry. Unknown fields are never looked at, hence never rejected.
  */
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/errors';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 export type JsonObject = Record<string, unknown>;
 

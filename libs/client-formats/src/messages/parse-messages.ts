@@ -3,8 +3,7 @@
  * checks the body; what is left here is what a schema cannot say.
  */
 import type { CanonicalRequest, ContentPart, ImagePart, ToolCall, ToolChoice, ToolDefinition } from '@gateway/canonical';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/errors';
+import { DomainError, ErrorCode } from '@gateway/errors';
 import { ConversationBuilder } from '../common/conversation';
 import { messagesOutputFormat } from '../common/response-format';
 import { buildReasoning, compact, foldEffort, type Effort, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';

@@ -3,8 +3,7 @@
  * `item_reference` input items), the request the model sees once those are resolved, and the input
  * items stored with the reply. Pure: the router does the lookups.
  */
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/errors';
+import { DomainError, ErrorCode } from '@gateway/errors';
 import { fail, isObject, type JsonObject, optionalString, path, requireBody, requireObject, requireString } from '../common/validate';
 
 /** A stored response as the router gets it back. */

@@ -1,8 +1,9 @@
-import { ErrorCode, EventContract, ReplyOf, RequestContract, RequestOf, StreamContract } from '@gateway/contracts';
+import { EventContract, ReplyOf, RequestContract, RequestOf, StreamContract } from '@gateway/contracts';
 import { createInbox, type Msg, type NatsConnection } from 'nats';
 import { TimeoutError } from 'rxjs';
 import { traceHeaders } from '../observability/tracing';
 import { decodeJson, type StreamFrame } from './wire';
+import { ErrorCode } from '@gateway/errors';
 
 /** Something that holds a NATS connection (JetStreamConnection, NatsClientConnection). */
 export interface NatsConnectionSource {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ErrorCode, type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
-import { DomainError } from '@gateway/errors';
+import { type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
+import { DomainError, ErrorCode } from '@gateway/errors';
 import { connect, type NatsConnection } from 'nats';
 import { Observable, TimeoutError } from 'rxjs';
 import { NatsRpcClient, NO_RESPONDERS, type ReceivedFrame } from './client';

@@ -1,11 +1,12 @@
 import { CustomTransportStrategy, MessageHandler, NatsContext, Server } from '@nestjs/microservices';
-import { ErrorCode, RPC_CONTRACTS, RpcContract } from '@gateway/contracts';
+import { RPC_CONTRACTS, RpcContract } from '@gateway/contracts';
 import type { ValidateFunction } from 'ajv';
 import { connect, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { isObservable, type Observable } from 'rxjs';
 import { natsLivenessCheck } from '../connection-resilience';
 import { decodeJson, END_FRAME_JSON, errorFrame, invalidPayload } from './wire';
 import { payloadValidator } from './validators';
+import { ErrorCode } from '@gateway/errors';
 
 export interface NatsTransportOptions extends ConnectionOptions {
   /** Queue group of the service's handlers, unless their contract says otherwise. */

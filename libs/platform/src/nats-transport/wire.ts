@@ -1,5 +1,5 @@
-import { DomainErrorPayload, ErrorCode, isDomainErrorPayload } from '@gateway/contracts';
 import type { ErrorObject } from 'ajv';
+import { DomainErrorPayload, ErrorCode, isDomainErrorPayload } from '@gateway/errors';
 
 /**
  * The NATS wire of every subject (see docs/architecture.md, "NATS"): a request's data is the JSON

@@ -1,9 +1,8 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { NatsContext } from '@nestjs/microservices';
-import { ErrorCode } from '@gateway/contracts';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { Observable } from 'rxjs';
-import { DomainError } from '@gateway/errors';
+import { DomainError, ErrorCode } from '@gateway/errors';
 import { GracefulShutdown } from './graceful-shutdown';
 import { extractNatsTraceContext, gatewayTracer, recordSpanError } from './tracing';
 

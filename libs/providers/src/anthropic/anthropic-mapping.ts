@@ -12,11 +12,10 @@ import type {
   ToolChoice,
   Usage,
 } from '@gateway/canonical';
-import { ErrorCode } from '@gateway/contracts';
-import { DomainError } from '@gateway/platform';
 import { UpstreamError } from '../provider-adapter';
 import { completeUsage } from '../token-count';
 import { asRecord, malformedResponse } from '../upstream-http';
+import { DomainError, ErrorCode } from '@gateway/errors';
 
 /* ------------------------------------------------------------------------------------------------
  * Anthropic Messages wire types (only the fields we send or read).
