@@ -81,7 +81,11 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       expect(await reserve({ accountId, requestId: 'a', costNano: toNano(1), proxy })).toMatchObject({ ok: false, reason: 'cold-allocation' });
       await store.primeKeySpend(keyId, 'w1', toNano('0.5'), 60);
       expect(await reserve({ accountId, requestId: 'a', costNano: toNano(1), proxy })).toMatchObject({ ok: true });
-      expect(await reserve({ accountId, requestId: 'b', costNano: toNano(1), proxy })).toMatchObject({ ok: false, reason: 'allocation', available: toNano('0.5') });
+      expect(await reserve({ accountId, requestId: 'b', costNano: toNano(1), proxy })).toMatchObject({
+        ok: false,
+        reason: 'allocation',
+        available: toNano('0.5'),
+      });
       expect(await figure(`resv:${keyId}:total`)).toBe(toNano(1));
       expect(await figure(`resv:${accountId}:total`)).toBe(toNano(1));
     });
@@ -92,7 +96,12 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       await store.primeBalance(accountId, toNano(1));
       await redis.del('budget:generation');
       expect(await store.generation()).toBeNull();
-      expect(await reserve({ accountId, requestId: 'a', costNano: 1 }, { expectedEpoch: 'moved' })).toEqual({ ok: false, reason: 'cold-store', requests: 0, tokens: 0 });
+      expect(await reserve({ accountId, requestId: 'a', costNano: 1 }, { expectedEpoch: 'moved' })).toEqual({
+        ok: false,
+        reason: 'cold-store',
+        requests: 0,
+        tokens: 0,
+      });
       // The first replica to finish recovery writes its generation; the others find it there.
       expect(await store.warm('generation-2')).toBe('generation-2');
       expect(await store.warm('generation-3')).toBe('generation-2');
@@ -118,8 +127,19 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       await store.primeBalance(accountId, 10);
       const limits = { requestsPerMinute: 2, tokensPerMinute: 25 };
       expect(await reserve({ accountId, requestId: 'a', costNano: 4 }, limits)).toEqual({ ok: true, requests: 1, tokens: 10 });
-      expect(await reserve({ accountId, requestId: 'b', costNano: 7 }, limits)).toMatchObject({ ok: false, reason: 'credits', available: 6, requests: 1, tokens: 10 });
-      expect(await reserve({ accountId, requestId: 'c', costNano: 1 }, { ...limits, tokens: 16 })).toMatchObject({ ok: false, reason: 'tokens', requests: 1, tokens: 10 });
+      expect(await reserve({ accountId, requestId: 'b', costNano: 7 }, limits)).toMatchObject({
+        ok: false,
+        reason: 'credits',
+        available: 6,
+        requests: 1,
+        tokens: 10,
+      });
+      expect(await reserve({ accountId, requestId: 'c', costNano: 1 }, { ...limits, tokens: 16 })).toMatchObject({
+        ok: false,
+        reason: 'tokens',
+        requests: 1,
+        tokens: 10,
+      });
       expect(await reserve({ accountId, requestId: 'd', costNano: 1 }, limits)).toEqual({ ok: true, requests: 2, tokens: 20 });
       expect(await reserve({ accountId, requestId: 'e', costNano: 1 }, limits)).toMatchObject({ ok: false, reason: 'requests', requests: 2, tokens: 20 });
       // The next minute's windows are fresh.
@@ -175,7 +195,9 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       await store.settle({ accountId, requestId: 'a', costNano: toNano(1), proxy: { keyId, windowId: 'life' } });
       expect(await figure(`bal:${accountId}`)).toBe(toNano(5));
       expect(await figure(`pused:${keyId}:life`)).toBe(0);
-      expect(await reserve({ accountId, requestId: 'b', costNano: toNano(5), proxy: { keyId, windowId: 'life', allocationNano: toNano(5) } })).toMatchObject({ ok: true });
+      expect(await reserve({ accountId, requestId: 'b', costNano: toNano(5), proxy: { keyId, windowId: 'life', allocationNano: toNano(5) } })).toMatchObject({
+        ok: true,
+      });
     });
 
     it('a settlement made while the figures were absent is added by their next prime, once', async () => {
@@ -186,7 +208,10 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       await reserve({ accountId, requestId: 'a', costNano: toNano(2), proxy: { ...proxy, allocationNano: toNano(5) } });
       await redis.del(`bal:${accountId}`, `pused:${keyId}:w`);
       await store.settle({ accountId, requestId: 'a', costNano: toNano('1.5'), proxy });
-      expect({ balance: await figure(`bal:${accountId}:late`), spend: await figure(`pused:${keyId}:w:late`) }).toEqual({ balance: -toNano('1.5'), spend: toNano('1.5') });
+      expect({ balance: await figure(`bal:${accountId}:late`), spend: await figure(`pused:${keyId}:w:late`) }).toEqual({
+        balance: -toNano('1.5'),
+        spend: toNano('1.5'),
+      });
       expect(await redis.pttl(`bal:${accountId}:late`)).toBeGreaterThan(0);
       // A prime that read the ledger before the request was written: the late settlement is added.
       await store.primeBalance(accountId, toNano(100));

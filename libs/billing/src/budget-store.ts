@@ -54,9 +54,7 @@ export interface ReserveRequest {
 }
 
 export type ReserveResult =
-  | { ok: true }
-  | { ok: false; reason: 'credits' | 'allocation'; available: number }
-  | { ok: false; reason: 'cold-balance' | 'cold-allocation' | 'cold-store' };
+  { ok: true } | { ok: false; reason: 'credits' | 'allocation'; available: number } | { ok: false; reason: 'cold-balance' | 'cold-allocation' | 'cold-store' };
 
 /** The edge's gate before any reservation: the revocation epoch and the plan's one-minute windows. */
 export interface AdmitGate {
@@ -265,7 +263,14 @@ function settleCall({ accountId, requestId, costNano, proxy }: Settlement): Call
   const balance = keys.balance(accountId);
   const spend = proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : `${balance}:nokey`;
   return {
-    keys: [balance, ...keys.reservations(accountId), spend, ...keys.reservations(proxy ? proxy.keyId : `${accountId}:nokey`), keys.late(balance), keys.late(spend)],
+    keys: [
+      balance,
+      ...keys.reservations(accountId),
+      spend,
+      ...keys.reservations(proxy ? proxy.keyId : `${accountId}:nokey`),
+      keys.late(balance),
+      keys.late(spend),
+    ],
     args: [requestId, costNano, proxy ? '1' : '0', LATE_SETTLEMENT_MS],
   };
 }

@@ -81,7 +81,6 @@ describe('inference.text on the wire', () => {
     expect(response.status).toBe(200);
   });
 
-
   it('under a burst, each request has its one usage event and one ledger entry, streams and whole replies alike', async () => {
     const watcher = await UsageWatcher.open();
     try {
