@@ -5,7 +5,7 @@ import { HealthController, healthRpcController } from '@gateway/platform';
 import { AccountEnv } from './account.env';
 import { StoredResponsesController } from './stored-responses/stored-responses.controller';
 import { StoredResponsesRepository } from './stored-responses/stored-responses.repository';
-import { RESPONSES_RETENTION, StoredResponsesService } from './stored-responses/stored-responses.service';
+import { StoredResponsesService } from './stored-responses/stored-responses.service';
 import { UsageController } from './usage/usage.controller';
 import { UsageRepository } from './usage/usage.repository';
 import { UsageService } from './usage/usage.service';
@@ -22,7 +22,8 @@ export class AccountServiceModule {
         postgresReadinessProvider,
         UsageRepository,
         UsageService,
-        { provide: RESPONSES_RETENTION, useValue: { retentionSeconds: env.RESPONSES_RETENTION_SECONDS, pruneIntervalMs: env.RESPONSES_PRUNE_INTERVAL_MS } },
+        // The service's one configuration object: services inject it and read their variables from it.
+        { provide: AccountEnv, useValue: env },
         StoredResponsesRepository,
         StoredResponsesService,
       ],

@@ -18,20 +18,19 @@ import {
 } from '@gateway/platform';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { RevocationEpochs } from './auth/revocation-epochs';
-import { BudgetService, RESERVATION_TTL_MS } from './billing/budget.service';
-import { BUDGET_PROBE_MS, BudgetRecovery } from './billing/budget-recovery';
-import { parseRateLimits } from './admission/plan-limits';
-import { PLAN_RATE_LIMITS, AdmissionGuard } from './admission/admission.guard';
-import { AUTH_CACHE_OPTIONS, AuthCacheService } from './auth/auth-cache.service';
+import { BudgetService } from './billing/budget.service';
+import { BudgetRecovery } from './billing/budget-recovery';
+import { AdmissionGuard } from './admission/admission.guard';
+import { AuthCacheService } from './auth/auth-cache.service';
 import { KeyEventsController } from './auth/key-events.controller';
-import { KEY_USAGE_FLUSH_MS, KeyUsageTracker } from './auth/key-usage.tracker';
+import { KeyUsageTracker } from './auth/key-usage.tracker';
 import { EdgeEnv } from './config/edge.env';
 import { HttpExceptionFilter } from './errors/http-exception.filter';
 import { EdgeHealthController } from './health/health.controller';
 import { EdgeMetricsController } from './health/metrics.controller';
 import { MasterKeyController } from './master-key/master-key.controller';
-import { NATS_REQUEST_TIMEOUT_MS, ServiceClient } from './nats/service-client';
-import { INFERENCE_IDLE_TIMEOUT_MS, INFERENCE_SILENCE_TIMEOUT_MS, RouterRelay } from './nats/router-relay';
+import { ServiceClient } from './nats/service-client';
+import { RouterRelay } from './nats/router-relay';
 import { RouterProbes } from './nats/router-liveness';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
@@ -50,7 +49,7 @@ import { ImagesController } from './images/images.controller';
 import { MediaRelayService } from './media/media-relay.service';
 import { ModerationsController } from './moderations/moderations.controller';
 import { VideosController } from './videos/videos.controller';
-import { VIDEO_HEARTBEAT_MS, VideosService } from './videos/videos.service';
+import { VideosService } from './videos/videos.service';
 import { VideoJobEvents } from './videos/video-job-events';
 import { VideoJobsProducer } from './videos/video-jobs.producer';
 import { TokenCountingController } from './token-counting/token-counting.controller';
@@ -86,17 +85,13 @@ export class EdgeModule {
         TokenCountingController,
       ],
       providers: [
-        { provide: NATS_REQUEST_TIMEOUT_MS, useValue: env.NATS_REQUEST_TIMEOUT_MS },
+        // The edge's one configuration object: services inject it and read their variables from it.
+        { provide: EdgeEnv, useValue: env },
         { provide: REDIS_URL, useValue: env.REDIS_URL },
-        { provide: KEY_USAGE_FLUSH_MS, useValue: env.KEY_USAGE_FLUSH_MS },
-        { provide: INFERENCE_IDLE_TIMEOUT_MS, useValue: env.INFERENCE_IDLE_TIMEOUT_MS },
-        { provide: INFERENCE_SILENCE_TIMEOUT_MS, useValue: env.INFERENCE_SILENCE_TIMEOUT_MS },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         JetStreamConnection,
         // Every request and event carries the caller's trace context in its headers.
         { provide: NatsRpcClient, useFactory: (connection: JetStreamConnection) => new NatsRpcClient(connection), inject: [JetStreamConnection] },
-        { provide: RESERVATION_TTL_MS, useValue: env.RESERVATION_TTL_MS },
-        { provide: PLAN_RATE_LIMITS, useValue: parseRateLimits(env.PLAN_RATE_LIMITS ?? '') },
         { provide: ModelCatalog, useValue: catalog },
         { provide: OBJECT_STORE, useValue: createObjectStore(env) },
         {
@@ -105,15 +100,7 @@ export class EdgeModule {
         },
         { provide: BudgetStore, useFactory: (redis: RedisConnection) => new BudgetStore(redis.client), inject: [RedisConnection] },
         BudgetService,
-        { provide: BUDGET_PROBE_MS, useValue: env.BUDGET_PROBE_MS },
         BudgetRecovery,
-        {
-          provide: AUTH_CACHE_OPTIONS,
-          useValue: {
-            ttlMs: env.AUTH_CACHE_TTL_SECONDS * 1000,
-            maxEntries: env.AUTH_CACHE_MAX_ENTRIES,
-          },
-        },
         {
           provide: READINESS_CHECKS,
           inject: [ServiceClient, RedisConnection, BudgetRecovery],
@@ -146,7 +133,6 @@ export class EdgeModule {
         TextGenerationService,
         DecisionsService,
         MediaRelayService,
-        { provide: VIDEO_HEARTBEAT_MS, useValue: env.VIDEO_HEARTBEAT_MS },
         VideoJobsProducer,
         VideoJobEvents,
         VideosService,

@@ -20,7 +20,7 @@ import { RouterEnv } from './router.env';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
 import { TextGenerationService } from './text-generation/text-generation.service';
-import { INFERENCE_HEARTBEAT_MS, RouterLiveness } from './liveness/router-liveness';
+import { RouterLiveness } from './liveness/router-liveness';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
 import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
@@ -33,7 +33,7 @@ import { MediaCalls } from './media/media-call';
 import { MeteredCalls } from './metering/metered-calls';
 import { ModerationsController } from './moderations/moderations.controller';
 import { ModerationsService } from './moderations/moderations.service';
-import { STORE_CLIENT, STORE_TIMEOUT_MS, StoredResponsesClient } from './stored-responses/stored-responses.client';
+import { STORE_CLIENT, StoredResponsesClient } from './stored-responses/stored-responses.client';
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
 
@@ -69,7 +69,8 @@ export class InferenceRouterModule {
             retryAfterMaxWaitMs: env.UPSTREAM_RETRY_AFTER_MAX_WAIT_MS,
           },
         },
-        { provide: INFERENCE_HEARTBEAT_MS, useValue: env.INFERENCE_HEARTBEAT_MS },
+        // The router's one configuration object: services inject it and read their variables from it.
+        { provide: RouterEnv, useValue: env },
         {
           provide: ProviderRegistry,
           useFactory: () => new ProviderRegistry({ simulatorTokenDelayMs: env.SIMULATOR_TOKEN_DELAY_MS, upstreamMaxConnections: env.UPSTREAM_MAX_CONNECTIONS }),
@@ -98,7 +99,6 @@ export class InferenceRouterModule {
         RoutingRedis,
         RouteBreakers,
         RouteQuotas,
-        { provide: STORE_TIMEOUT_MS, useValue: env.STORE_TIMEOUT_MS },
         StoredResponsesClient,
         TextGenerationService,
         DecisionEngine,

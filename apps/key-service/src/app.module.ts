@@ -4,9 +4,9 @@ import { postgresReadinessProvider, PrismaModule } from '@gateway/db';
 import { HealthController, healthRpcController, NATS_CLIENT_OPTIONS, NatsClientConnection, splitList } from '@gateway/platform';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { AccountsService } from './accounts/accounts.service';
-import { PLAN_DAILY_LIMITS, PlanPolicy } from './accounts/plan-policy';
-import { KeyServiceEnv, parsePlanAmounts } from './config/key-service.env';
-import { decodeEncryptionKey, ENCRYPTION_KEY, KeyCryptoService } from './crypto/key-crypto.service';
+import { PlanPolicy } from './accounts/plan-policy';
+import { KeyServiceEnv } from './config/key-service.env';
+import { KeyCryptoService } from './crypto/key-crypto.service';
 import { KeyEventsPublisher } from './events/key-events.publisher';
 import { KeysController } from './keys/keys.controller';
 import { KeysRepository } from './keys/keys.repository';
@@ -24,8 +24,8 @@ export class KeyServiceModule {
       imports: [PrismaModule.forRoot(env.DATABASE_URL)],
       controllers: withTransports ? [KeysController, ProxyKeysController, HealthController, healthRpcController(Rpc.health('key-service'))] : [],
       providers: [
-        { provide: ENCRYPTION_KEY, useValue: decodeEncryptionKey(env.KEY_ENCRYPTION_KEY) },
-        { provide: PLAN_DAILY_LIMITS, useValue: parsePlanAmounts(env.PLAN_DAILY_LIMITS) },
+        // The service's one configuration object: services inject it and read their variables from it.
+        { provide: KeyServiceEnv, useValue: env },
         postgresReadinessProvider,
         KeyCryptoService,
         { provide: NATS_CLIENT_OPTIONS, useValue: { servers: splitList(env.NATS_URL), name: 'key-service' } },

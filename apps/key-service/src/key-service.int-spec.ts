@@ -33,10 +33,11 @@ describe('key-service (integration)', () => {
     proxyKeys = app.get(ProxyKeysService);
     keys = app.get(KeysService);
     nats = await connect({ servers: env.NATS_URL });
-    const codec = JSONCodec<{ data: KeysChangedEvent }>();
+    // The wire carries the contract's JSON itself (no envelope).
+    const codec = JSONCodec<KeysChangedEvent>();
     events = nats.subscribe(Subjects.keysChanged);
     void (async () => {
-      for await (const message of events) received.push(codec.decode(message.data).data);
+      for await (const message of events) received.push(codec.decode(message.data));
     })();
   });
 

@@ -14,7 +14,7 @@ import {
   splitList,
 } from '@gateway/platform';
 import { LedgerRepository } from './ledger/ledger.repository';
-import { METERING_ACK_WAIT_MS, METERING_BATCH_LINGER_MS, METERING_MAX_DELIVERIES, UsageConsumer } from './ledger/usage.consumer';
+import { UsageConsumer } from './ledger/usage.consumer';
 import { MeteringEnv } from './metering.env';
 
 /** Consumes usage events from JetStream into the ledger: logs, credits, proxy-key spend, counters. */
@@ -36,9 +36,8 @@ export class MeteringServiceModule {
         JetStreamConnection,
         { provide: REDIS_URL, useValue: env.REDIS_URL },
         RedisConnection,
-        { provide: METERING_ACK_WAIT_MS, useValue: env.METERING_ACK_WAIT_MS },
-        { provide: METERING_BATCH_LINGER_MS, useValue: env.METERING_BATCH_LINGER_MS },
-        { provide: METERING_MAX_DELIVERIES, useValue: env.METERING_MAX_DELIVERIES },
+        // The service's one configuration object: services inject it and read their variables from it.
+        { provide: MeteringEnv, useValue: env },
         LedgerRepository,
         UsageConsumer,
         {

@@ -16,7 +16,7 @@ import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@ga
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
 import { ProviderRegistry } from '@gateway/providers';
 import { VideoGenerationService } from './generation/video-generation.service';
-import { VIDEO_WORKER_OPTIONS, VideoJobsProcessor } from './generation/video-jobs.processor';
+import { VideoJobsProcessor } from './generation/video-jobs.processor';
 import { VideoUsagePublisher } from './usage/video-usage.publisher';
 import { VideoJobMetrics } from './observability/video-job.metrics';
 import { VideoWorkerEnv } from './video-worker.env';
@@ -35,7 +35,8 @@ export class VideoWorkerModule {
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         { provide: ModelCatalog, useValue: catalog },
         { provide: OBJECT_STORE, useValue: createObjectStore(env) },
-        { provide: VIDEO_WORKER_OPTIONS, useValue: { redisUrl: env.REDIS_URL, concurrency: env.VIDEO_CONCURRENCY, lockMs: env.VIDEO_LOCK_MS } },
+        // The worker's one configuration object: services inject it and read their variables from it.
+        { provide: VideoWorkerEnv, useValue: env },
         RedisConnection,
         // Route breakers and quotas, shared with the router replicas (same Redis, same keys).
         { provide: ROUTING_REDIS_URL, useValue: env.REDIS_URL },

@@ -12,13 +12,7 @@ import {
 } from '@gateway/contracts';
 import { StoredResponseRow, StoredResponsesRepository } from './stored-responses.repository';
 import { DomainError, ErrorCode } from '@gateway/errors';
-
-export const RESPONSES_RETENTION = Symbol('RESPONSES_RETENTION');
-
-export interface ResponsesRetention {
-  retentionSeconds: number;
-  pruneIntervalMs: number;
-}
+import { AccountEnv } from '../account.env';
 
 /** Rows read per lookup round when resolving `item_reference`s. */
 const ITEM_LOOKUP_BATCH = 20;
@@ -44,11 +38,11 @@ export class StoredResponsesService implements OnModuleInit, OnApplicationShutdo
 
   constructor(
     private readonly responses: StoredResponsesRepository,
-    @Inject(RESPONSES_RETENTION) private readonly retention: ResponsesRetention,
+    @Inject(AccountEnv) private readonly env: Pick<AccountEnv, 'RESPONSES_RETENTION_SECONDS' | 'RESPONSES_PRUNE_INTERVAL_MS'>,
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.prune(), this.retention.pruneIntervalMs);
+    this.timer = setInterval(() => void this.prune(), this.env.RESPONSES_PRUNE_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -76,7 +70,7 @@ export class StoredResponsesService implements OnModuleInit, OnApplicationShutdo
       response: request.response,
       inputItems: request.inputItems,
       itemIds: [...new Set(itemIds)],
-      expiresAt: new Date(Date.now() + this.retention.retentionSeconds * 1000),
+      expiresAt: new Date(Date.now() + this.env.RESPONSES_RETENTION_SECONDS * 1000),
     });
     return { saved: true };
   }

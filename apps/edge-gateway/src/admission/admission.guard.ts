@@ -11,11 +11,10 @@ import { BudgetService, HeldReservation } from '../billing/budget.service';
 import { CostEstimate } from '../billing/request-cost';
 import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/metering.decorators';
 import { RATE_LIMIT_BUCKET } from '../policy/rate-limit-bucket.decorator';
-import { RateLimit } from './plan-limits';
+import { parseRateLimits, RateLimit } from './plan-limits';
+import { EdgeEnv } from '../config/edge.env';
 import { rateDecision, RateLimitDecision, rateWindow } from './rate-decision';
 import { DomainError, ErrorCode } from '@gateway/errors';
-
-export const PLAN_RATE_LIMITS = Symbol('PLAN_RATE_LIMITS');
 
 type Body = Record<string, unknown>;
 
@@ -62,14 +61,18 @@ function setHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
 export class AdmissionGuard implements CanActivate {
   private readonly policies = new WeakMap<object, RatePolicy>();
 
+  private readonly limits: Record<Plan, RateLimit>;
+
   constructor(
     @Inject(BudgetStore) private readonly store: Pick<BudgetStore, 'rateLimit'>,
     private readonly catalog: ModelCatalog,
     private readonly reflector: Reflector,
-    @Inject(PLAN_RATE_LIMITS) private readonly limits: Record<Plan, RateLimit>,
+    @Inject(EdgeEnv) env: Pick<EdgeEnv, 'PLAN_RATE_LIMITS'>,
     private readonly budget: BudgetService,
     private readonly auth: ApiKeyGuard,
-  ) {}
+  ) {
+    this.limits = parseRateLimits(env.PLAN_RATE_LIMITS ?? '');
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();

@@ -59,7 +59,24 @@ export class ApiKeyGuard implements CanActivate {
     const policy = this.policyOf(context);
     if (policy.public) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    return this.authorize(request, policy, this.cache.authenticate(this.keyOf(request, policy)));
+    return this.authorizeOrRecheck(request, policy, this.keyOf(request, policy));
+  }
+
+  /**
+   * A refusal drawn from a cached answer (a disabled, expired or narrowed key) is checked against the
+   * account's epoch before it is sent: a change answered on another replica since (the key switched
+   * back on, its whitelist widened) holds here at once, as a revocation does, instead of when the
+   * `keys.changed` broadcast arrives.
+   */
+  private async authorizeOrRecheck(request: AuthenticatedRequest, policy: AuthPolicy, key: string): Promise<boolean> {
+    try {
+      return await this.authorize(request, policy, this.cache.authenticate(key));
+    } catch (error) {
+      const cachedUnder = request.authEpoch;
+      if (!(error instanceof DomainError) || !cachedUnder || !request.principal) throw error;
+      if (!(await this.cache.changedSince(request.principal.accountId, cachedUnder))) throw error;
+      return this.authorize(request, policy, this.cache.reauthenticate(key));
+    }
   }
 
   /**

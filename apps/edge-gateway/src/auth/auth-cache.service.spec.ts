@@ -42,7 +42,7 @@ class EpochStore {
   }
 }
 
-const OPTIONS = { ttlMs: 60_000, maxEntries: 100 };
+const OPTIONS = { AUTH_CACHE_TTL_SECONDS: 60, AUTH_CACHE_MAX_ENTRIES: 100 };
 
 function setup(options = OPTIONS, epochs = new EpochStore()) {
   const stub = new KeyLookupStub();
@@ -202,8 +202,8 @@ describe('AuthCacheService', () => {
   });
 
   it('expires entries after the TTL and evicts the oldest beyond the size bound', async () => {
-    const { stub, cache } = setup({ ttlMs: 1, maxEntries: 2 });
-    const { stub: longStub, cache: longCache } = setup({ ttlMs: 60_000, maxEntries: 2 });
+    const { stub, cache } = setup({ AUTH_CACHE_TTL_SECONDS: 0.001, AUTH_CACHE_MAX_ENTRIES: 2 });
+    const { stub: longStub, cache: longCache } = setup({ AUTH_CACHE_TTL_SECONDS: 60, AUTH_CACHE_MAX_ENTRIES: 2 });
     for (const key of ['ek-1', 'ek-2', 'ek-3']) {
       stub.principals.set(AuthCacheService.hash(key), principal(key));
       longStub.principals.set(AuthCacheService.hash(key), principal(key));

@@ -4,13 +4,7 @@ import { createHash } from 'node:crypto';
 import { ServiceClient } from '../nats/service-client';
 import { IpAllowlist } from './ip-allowlist';
 import { RevocationEpochs } from './revocation-epochs';
-
-export const AUTH_CACHE_OPTIONS = Symbol('AUTH_CACHE_OPTIONS');
-
-export interface AuthCacheOptions {
-  ttlMs: number;
-  maxEntries: number;
-}
+import { EdgeEnv } from '../config/edge.env';
 
 export interface Authenticated {
   principal: Principal;
@@ -56,11 +50,17 @@ export class AuthCacheService {
   /** Bumped by every key-change event; an answer fetched across a bump is not cached. */
   private generation = 0;
 
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+
   constructor(
     private readonly services: ServiceClient,
-    @Inject(AUTH_CACHE_OPTIONS) private readonly options: AuthCacheOptions,
+    @Inject(EdgeEnv) env: Pick<EdgeEnv, 'AUTH_CACHE_TTL_SECONDS' | 'AUTH_CACHE_MAX_ENTRIES'>,
     private readonly epochs: RevocationEpochs,
-  ) {}
+  ) {
+    this.ttlMs = env.AUTH_CACHE_TTL_SECONDS * 1000;
+    this.maxEntries = env.AUTH_CACHE_MAX_ENTRIES;
+  }
 
   static hash(key: string): string {
     return createHash('sha256').update(key).digest('hex');
@@ -72,6 +72,12 @@ export class AuthCacheService {
     const cached = this.entries.get(keyHash);
     if (cached && cached.expiresAt > Date.now()) return Promise.resolve(cached.value);
     return this.fetchShared(keyHash);
+  }
+
+  /** Whether the account's epoch moved since an entry filled under `epoch` (false when Redis cannot tell). */
+  async changedSince(accountId: string, epoch: string): Promise<boolean> {
+    const current = await this.epochs.current(accountId).catch(() => undefined);
+    return current !== undefined && current !== epoch;
   }
 
   /** The account's epoch moved since `key`'s entry was filled: its entry is dropped and key-service asked again. */
@@ -143,7 +149,7 @@ export class AuthCacheService {
 
   /** A key belongs to one account for life, so this map is never invalidated, only bounded. */
   private rememberAccount(keyHash: string, accountId: string): void {
-    if (this.accountOfKey.size >= this.options.maxEntries && !this.accountOfKey.has(keyHash)) {
+    if (this.accountOfKey.size >= this.maxEntries && !this.accountOfKey.has(keyHash)) {
       const oldest = this.accountOfKey.keys().next().value;
       if (oldest !== undefined) this.accountOfKey.delete(oldest);
     }
@@ -152,13 +158,13 @@ export class AuthCacheService {
 
   private store(keyHash: string, value: Authenticated, epoch: string): void {
     this.drop(keyHash);
-    if (this.entries.size >= this.options.maxEntries) {
+    if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.drop(oldest);
     }
     const accountId = value.principal.accountId;
     // The cached answer carries its epoch for the request's script to compare.
-    this.entries.set(keyHash, { value: { ...value, epoch }, accountId, epoch, expiresAt: Date.now() + this.options.ttlMs });
+    this.entries.set(keyHash, { value: { ...value, epoch }, accountId, epoch, expiresAt: Date.now() + this.ttlMs });
     let hashes = this.byAccount.get(accountId);
     if (!hashes) this.byAccount.set(accountId, (hashes = new Set()));
     hashes.add(keyHash);

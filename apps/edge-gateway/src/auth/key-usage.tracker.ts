@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { KeysTouchedEvent, Rpc } from '@gateway/contracts';
 import { ServiceClient } from '../nats/service-client';
-
-export const KEY_USAGE_FLUSH_MS = Symbol('KEY_USAGE_FLUSH_MS');
+import { EdgeEnv } from '../config/edge.env';
 
 /** Collects the keys used since the last flush and sends one `keys.touched` per interval, not a write per request. */
 @Injectable()
@@ -13,11 +12,11 @@ export class KeyUsageTracker implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     private readonly services: ServiceClient,
-    @Inject(KEY_USAGE_FLUSH_MS) private readonly flushMs: number,
+    @Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'KEY_USAGE_FLUSH_MS'>,
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.flush(), this.flushMs);
+    this.timer = setInterval(() => void this.flush(), this.env.KEY_USAGE_FLUSH_MS);
     this.timer.unref();
   }
 

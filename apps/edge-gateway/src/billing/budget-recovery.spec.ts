@@ -63,7 +63,7 @@ describe('BudgetRecovery', () => {
   it('after Redis lost its state: puts back the reservations in flight, and writes the marker only once metering wrote the backlog', async () => {
     const store = new MarkerStore();
     const usage = new UsageProgress();
-    recovery = new BudgetRecovery(store, usage, 5);
+    recovery = new BudgetRecovery(store, usage, { BUDGET_PROBE_MS: 5 });
     recovery.onModuleInit();
     await until(() => recovery!.warm, 'warm at start');
     recovery.track(reservation('req_open'));
@@ -87,7 +87,7 @@ describe('BudgetRecovery', () => {
 
   it('a marker another replica wrote meanwhile: this replica puts back its reservations in flight too', async () => {
     const store = new MarkerStore();
-    recovery = new BudgetRecovery(store, new UsageProgress(), 5);
+    recovery = new BudgetRecovery(store, new UsageProgress(), { BUDGET_PROBE_MS: 5 });
     recovery.onModuleInit();
     await until(() => recovery!.warm, 'warm at start');
     recovery.track(reservation('req_long'));
@@ -113,7 +113,7 @@ describe('BudgetService while Redis has lost its state', () => {
     const store = { admit: jest.fn(async () => cold) } as unknown as BudgetStorePort;
     const services = { request: jest.fn() } as unknown as ServiceClient;
     const recovery = { lost: jest.fn(), track: jest.fn(), forget: jest.fn() } as unknown as BudgetRecovery;
-    const budget = new BudgetService(store, services, 60_000, undefined, recovery);
+    const budget = new BudgetService(store, services, { RESERVATION_TTL_MS: 60_000 }, undefined, recovery);
     const result = await budget.admit(principal, 'req_1', 0.001, gate);
     expect(result).toMatchObject({ ok: false, reason: 'cold-store' });
     expect(services.request).not.toHaveBeenCalled();

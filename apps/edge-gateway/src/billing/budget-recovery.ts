@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { BudgetStore, RestoredReservation } from '@gateway/billing';
 import { JetStreamConnection } from '@gateway/platform';
-
-/** How often each edge replica looks at the budget's generation marker in Redis. */
-export const BUDGET_PROBE_MS = Symbol('BUDGET_PROBE_MS');
+import { EdgeEnv } from '../config/edge.env';
 
 export type RecoveryStorePort = Pick<BudgetStore, 'generation' | 'warm' | 'restore'>;
 export type UsageProgressPort = Pick<JetStreamConnection, 'lastUsageSequence' | 'meteringCaughtUp'>;
@@ -52,11 +50,11 @@ export class BudgetRecovery implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(BudgetStore) private readonly store: RecoveryStorePort,
     @Inject(JetStreamConnection) private readonly usage: UsageProgressPort,
-    @Inject(BUDGET_PROBE_MS) private readonly probeMs: number,
+    @Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'BUDGET_PROBE_MS'>,
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.probe(), this.probeMs);
+    this.timer = setInterval(() => void this.probe(), this.env.BUDGET_PROBE_MS);
     this.timer.unref();
     void this.probe();
   }
@@ -121,7 +119,7 @@ export class BudgetRecovery implements OnModuleInit, OnApplicationShutdown {
     );
     await this.retry(() => this.store.restore([...this.open.values()]));
     // Every live replica looks within one interval; two leave room for a busy event loop.
-    await sleep(Math.max(0, observedAt + 2 * this.probeMs - Date.now()));
+    await sleep(Math.max(0, observedAt + 2 * this.env.BUDGET_PROBE_MS - Date.now()));
     const watermark = await this.retry(() => this.usage.lastUsageSequence());
     await this.retry(async () => {
       if (!(await this.usage.meteringCaughtUp(watermark))) throw new Error('metering has not caught up');
@@ -132,7 +130,7 @@ export class BudgetRecovery implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Runs `step` until it succeeds (or the process stops), `pauseMs` apart. */
-  private async retry<T>(step: () => Promise<T>, pauseMs = this.probeMs): Promise<T> {
+  private async retry<T>(step: () => Promise<T>, pauseMs = this.env.BUDGET_PROBE_MS): Promise<T> {
     for (;;) {
       try {
         return await step();

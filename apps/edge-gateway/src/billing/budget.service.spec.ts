@@ -56,7 +56,7 @@ describe('BudgetService spend windows (with an injected clock)', () => {
     // What account-service reports from the ledger: 1 credit spent in the week of Monday 7 January.
     const ledger: AccountBudget = { credits: '50', key: { used: '1', windowStartedAt: Date.parse('2030-01-07T00:00:00Z') } };
     const services = { request: async () => ledger } as unknown as ServiceClient;
-    const budget = new BudgetService(store, services, 60_000, () => now);
+    const budget = new BudgetService(store, services, { RESERVATION_TTL_MS: 60_000 }, () => now);
 
     const reserve = async (requestId: string) => {
       const result = await budget.admit(weeklyKey, requestId, 0.5, gate);

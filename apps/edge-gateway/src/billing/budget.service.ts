@@ -16,8 +16,8 @@ import { AccountBudgetRequest, Principal, Rpc } from '@gateway/contracts';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetRecovery } from './budget-recovery';
 import { DomainError, ErrorCode } from '@gateway/errors';
+import { EdgeEnv } from '../config/edge.env';
 
-export const RESERVATION_TTL_MS = Symbol('RESERVATION_TTL_MS');
 /** Now, for the spend windows (injectable in tests). */
 export const BUDGET_CLOCK = Symbol('BUDGET_CLOCK');
 
@@ -78,7 +78,7 @@ export class BudgetService {
   constructor(
     @Inject(BudgetStore) private readonly store: BudgetStorePort,
     private readonly services: ServiceClient,
-    @Inject(RESERVATION_TTL_MS) private readonly ttlMs: number,
+    @Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'RESERVATION_TTL_MS'>,
     @Optional() @Inject(BUDGET_CLOCK) clock?: () => Date,
     @Optional() private readonly recovery?: BudgetRecovery,
   ) {
@@ -104,7 +104,7 @@ export class BudgetService {
         accountId: request.accountId,
         requestId,
         costNano: request.costNano,
-        expiresAt: now.getTime() + this.ttlMs,
+        expiresAt: now.getTime() + this.env.RESERVATION_TTL_MS,
         keyId: request.proxy?.keyId,
       });
     } else if (result.reason === 'cold-store') {
@@ -171,7 +171,7 @@ export class BudgetService {
     const proxy = principal.proxy
       ? { keyId: principal.keyId, windowId: windowId(principal, now), allocationNano: toNano(principal.proxy.allocatedAmount) }
       : undefined;
-    return { accountId: principal.accountId, requestId, costNano, ttlMs: this.ttlMs, proxy };
+    return { accountId: principal.accountId, requestId, costNano, ttlMs: this.env.RESERVATION_TTL_MS, proxy };
   }
 
   private async prime(principal: Principal, now: Date): Promise<void> {

@@ -33,7 +33,7 @@ function harness({ routerAlive = true, publishError }: { routerAlive?: boolean; 
   const services = { timeRequest: () => () => undefined } as unknown as ServiceClient;
   const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
   const reply = { raw } as unknown as FastifyReply;
-  const relay = new RouterRelay(client, probes, budget, services, IDLE_MS, SILENCE_MS);
+  const relay = new RouterRelay(client, probes, budget, services, { INFERENCE_IDLE_TIMEOUT_MS: IDLE_MS, INFERENCE_SILENCE_TIMEOUT_MS: SILENCE_MS });
   const request = { id: 'req-1', principal: { accountId: 'acct' } } as unknown as MeteredRequest;
   const frames: TextFrame[] = [];
   let ended: { ending: RelayEnding; state: RelayState } | undefined;

@@ -8,11 +8,7 @@ import { MeteredRequest } from '../admission/admission.guard';
 import { MeteredRelay } from '../policy/metering.decorators';
 import { ServiceClient } from './service-client';
 import { RouterProbes, RouterWatch, RouterWatchLimits } from './router-liveness';
-
-/** Silence (no frame at all) after which the router's replica is probed (INFERENCE_SILENCE_TIMEOUT_MS). */
-export const INFERENCE_SILENCE_TIMEOUT_MS = Symbol('INFERENCE_SILENCE_TIMEOUT_MS');
-/** Longest wait without an answer frame, however alive the router (INFERENCE_IDLE_TIMEOUT_MS). */
-export const INFERENCE_IDLE_TIMEOUT_MS = Symbol('INFERENCE_IDLE_TIMEOUT_MS');
+import { EdgeEnv } from '../config/edge.env';
 
 /** How a relay ended. */
 export type RelayEnding =
@@ -80,10 +76,11 @@ export class RouterRelay {
     private readonly probes: RouterProbes,
     private readonly budget: BudgetService,
     private readonly services: ServiceClient,
-    @Inject(INFERENCE_IDLE_TIMEOUT_MS) idleMs: number,
-    @Inject(INFERENCE_SILENCE_TIMEOUT_MS) silenceMs: number,
+    // Silence (no frame at all) after which the router's replica is probed; the longest wait without
+    // an answer frame, however alive the router.
+    @Inject(EdgeEnv) env: Pick<EdgeEnv, 'INFERENCE_IDLE_TIMEOUT_MS' | 'INFERENCE_SILENCE_TIMEOUT_MS'>,
   ) {
-    this.limits = { idleMs, silenceMs };
+    this.limits = { idleMs: env.INFERENCE_IDLE_TIMEOUT_MS, silenceMs: env.INFERENCE_SILENCE_TIMEOUT_MS };
   }
 
   open<C extends StreamContract>(contract: C, request: MeteredRequest, reply: FastifyReply, payload: RequestOf<C>, handlers: RelayHandlers<ReplyOf<C>>): Relay {

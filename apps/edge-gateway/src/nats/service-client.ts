@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventContract, ReplyOf, RequestContract, RequestOf } from '@gateway/contracts';
 import { GatewayMetrics, Metrics, NatsRpcClient } from '@gateway/platform';
 import type { Histogram } from 'prom-client';
-
-export const NATS_REQUEST_TIMEOUT_MS = Symbol('NATS_REQUEST_TIMEOUT_MS');
+import { EdgeEnv } from '../config/edge.env';
 
 /**
  * Request/reply to the back-end services over NATS, typed by the `Rpc` table. A service's
@@ -16,7 +15,7 @@ export class ServiceClient {
 
   constructor(
     private readonly nats: NatsRpcClient,
-    @Inject(NATS_REQUEST_TIMEOUT_MS) private readonly timeoutMs: number,
+    @Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'NATS_REQUEST_TIMEOUT_MS'>,
     metrics: GatewayMetrics,
   ) {
     this.latency = metrics.histogram(Metrics.natsRequestDuration);
@@ -24,7 +23,7 @@ export class ServiceClient {
 
   request<C extends RequestContract>(contract: C, payload: RequestOf<C>): Promise<ReplyOf<C>> {
     const replied = this.timeRequest(contract.subject);
-    return this.nats.request(contract, payload, this.timeoutMs).finally(replied);
+    return this.nats.request(contract, payload, this.env.NATS_REQUEST_TIMEOUT_MS).finally(replied);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { decodeVideoJobFailure, Queues, VideoJobFailure, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
-import { REDIS_URL, redisRetryDelay } from '@gateway/platform';
+import { redisRetryDelay } from '@gateway/platform';
+import { EdgeEnv } from '../config/edge.env';
 import { QueueEvents } from 'bullmq';
 
 export type VideoJobEvent =
@@ -22,10 +23,10 @@ export class VideoJobEvents implements OnModuleInit, OnApplicationShutdown {
   private readonly listeners = new Map<string, Set<VideoJobListener>>();
   private events?: QueueEvents;
 
-  constructor(@Inject(REDIS_URL) private readonly redisUrl: string) {}
+  constructor(@Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'REDIS_URL'>) {}
 
   async onModuleInit(): Promise<void> {
-    const events = new QueueEvents(Queues.video, { connection: { url: this.redisUrl, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay } });
+    const events = new QueueEvents(Queues.video, { connection: { url: this.env.REDIS_URL, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay } });
     events.on('error', (error) => this.logger.error(`queue ${Queues.video} events: ${(error as Error).message}`));
     events.on('progress', ({ jobId, data }) => {
       if (isProgress(data)) this.emit(jobId, { type: 'progress', progress: data });

@@ -16,8 +16,7 @@ import { VideoJobEvent, VideoJobEvents } from './video-job-events';
 import { VideoJobsProducer } from './video-jobs.producer';
 import { isUsableJobId, planVideoRequest } from './video-request';
 import { DomainError, ErrorCode } from '@gateway/errors';
-
-export const VIDEO_HEARTBEAT_MS = Symbol('VIDEO_HEARTBEAT_MS');
+import { EdgeEnv } from '../config/edge.env';
 
 const isFinal = (event: VideoStreamEvent) => 'status' in event && (event.status === 'completed' || event.status === 'failed');
 
@@ -44,7 +43,7 @@ export class VideosService implements BeforeApplicationShutdown {
     private readonly events: VideoJobEvents,
     private readonly budget: BudgetService,
     private readonly urls: FileUrls,
-    @Inject(VIDEO_HEARTBEAT_MS) private readonly heartbeatMs: number,
+    @Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'VIDEO_HEARTBEAT_MS'>,
   ) {}
 
   async create(request: MeteredRequest, body: VideoGenerationBody, reply: FastifyReply): Promise<void> {
@@ -140,7 +139,7 @@ export class VideosService implements BeforeApplicationShutdown {
       cancel: unsubscribe,
       start: (reply, headers, first) =>
         new Promise<void>((resolve) => {
-          const stream = new VideoEventStream(reply.raw, this.heartbeatMs);
+          const stream = new VideoEventStream(reply.raw, this.env.VIDEO_HEARTBEAT_MS);
           const end = () => {
             this.open.delete(end);
             unsubscribe();

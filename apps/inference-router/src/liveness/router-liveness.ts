@@ -1,12 +1,11 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HeartbeatFrame, Rpc } from '@gateway/contracts';
 import { JetStreamConnection } from '@gateway/platform';
 import type { Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { Observable } from 'rxjs';
+import { RouterEnv } from '../router.env';
 
-export const INFERENCE_HEARTBEAT_MS = Symbol('INFERENCE_HEARTBEAT_MS');
-const DEFAULT_HEARTBEAT_MS = 2_000;
 /** The first heartbeat of a request: soon, so the edge learns which replica serves it. */
 const FIRST_HEARTBEAT_MS = 500;
 
@@ -26,7 +25,7 @@ export class RouterLiveness implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly connection: JetStreamConnection,
-    @Optional() @Inject(INFERENCE_HEARTBEAT_MS) private readonly heartbeatMs: number = DEFAULT_HEARTBEAT_MS,
+    @Inject(RouterEnv) private readonly env: Pick<RouterEnv, 'INFERENCE_HEARTBEAT_MS'>,
   ) {}
 
   /** Once the connection is up (module init), with the request subscriptions. */
@@ -48,7 +47,7 @@ export class RouterLiveness implements OnApplicationBootstrap, OnApplicationShut
    * when that is 0: unit tests that compare every frame).
    */
   withHeartbeats<T>(source: Observable<T>): Observable<T | HeartbeatFrame> {
-    if (this.heartbeatMs <= 0) return source;
+    if (this.env.INFERENCE_HEARTBEAT_MS <= 0) return source;
     return new Observable<T | HeartbeatFrame>((subscriber) => {
       let every: NodeJS.Timeout | undefined;
       const beat = () => {
@@ -57,9 +56,9 @@ export class RouterLiveness implements OnApplicationBootstrap, OnApplicationShut
       const first = setTimeout(
         () => {
           beat();
-          every = setInterval(beat, this.heartbeatMs);
+          every = setInterval(beat, this.env.INFERENCE_HEARTBEAT_MS);
         },
-        Math.min(FIRST_HEARTBEAT_MS, this.heartbeatMs),
+        Math.min(FIRST_HEARTBEAT_MS, this.env.INFERENCE_HEARTBEAT_MS),
       );
       const stop = () => {
         clearTimeout(first);

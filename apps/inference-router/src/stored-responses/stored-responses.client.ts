@@ -14,9 +14,9 @@ import {
 import type { ResolvedRequest, StoredStateRules } from '@gateway/client-formats';
 import { NatsRpcClient } from '@gateway/platform';
 import { DomainError, ErrorCode, isDomainErrorPayload } from '@gateway/errors';
+import { RouterEnv } from '../router.env';
 
 export const STORE_CLIENT = Symbol('STORE_CLIENT');
-export const STORE_TIMEOUT_MS = Symbol('STORE_TIMEOUT_MS');
 
 /** Master keys see the account's stored responses; proxy and DevPass keys only their own. */
 export function storeScope(caller: CallerContext): StoredResponseScope {
@@ -33,7 +33,7 @@ export class StoredResponsesClient {
 
   constructor(
     @Inject(STORE_CLIENT) private readonly nats: NatsRpcClient,
-    @Inject(STORE_TIMEOUT_MS) private readonly timeoutMs: number,
+    @Inject(RouterEnv) private readonly env: Pick<RouterEnv, 'STORE_TIMEOUT_MS'>,
   ) {}
 
   /** `previous_response_id` and `item_reference` replaced by the stored items they name, before the format parses the body. */
@@ -87,7 +87,7 @@ export class StoredResponsesClient {
   }
 
   private request<C extends RequestContract>(contract: C, payload: RequestOf<C>): Promise<ReplyOf<C>> {
-    return this.nats.request(contract, payload, this.timeoutMs);
+    return this.nats.request(contract, payload, this.env.STORE_TIMEOUT_MS);
   }
 }
 

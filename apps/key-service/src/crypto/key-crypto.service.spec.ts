@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeEncryptionKey, hashKey, KeyCryptoService } from './key-crypto.service';
 
 describe('KeyCryptoService', () => {
-  const crypto = new KeyCryptoService(randomBytes(32));
+  const crypto = new KeyCryptoService({ KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') });
 
   it('generates keys with the type prefix and 43 random URL-safe characters', () => {
     const keys = new Set(Array.from({ length: 100 }, () => crypto.generate('proxy')));
@@ -24,7 +24,7 @@ describe('KeyCryptoService', () => {
     const parts = sealed.split(':');
     parts[3] = Buffer.from('tampered').toString('base64');
     expect(() => crypto.decrypt(parts.join(':'))).toThrow();
-    expect(() => new KeyCryptoService(randomBytes(32)).decrypt(sealed)).toThrow();
+    expect(() => new KeyCryptoService({ KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') }).decrypt(sealed)).toThrow();
   });
 
   it('hashes with SHA-256 hex and decodes hex or base64 encryption keys', () => {

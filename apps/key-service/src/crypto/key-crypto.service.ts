@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { KeyPrefixes, KeyType } from '@gateway/contracts';
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-
-export const ENCRYPTION_KEY = Symbol('ENCRYPTION_KEY');
+import { KeyServiceEnv } from '../config/key-service.env';
 
 export function decodeEncryptionKey(value: string): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
@@ -15,7 +14,11 @@ export const hashKey = (value: string): string => createHash('sha256').update(va
 /** Key generation, lookup hashes and at-rest encryption of proxy-key values. */
 @Injectable()
 export class KeyCryptoService {
-  constructor(@Inject(ENCRYPTION_KEY) private readonly encryptionKey: Buffer) {}
+  private readonly encryptionKey: Buffer;
+
+  constructor(@Inject(KeyServiceEnv) env: Pick<KeyServiceEnv, 'KEY_ENCRYPTION_KEY'>) {
+    this.encryptionKey = decodeEncryptionKey(env.KEY_ENCRYPTION_KEY);
+  }
 
   /** The prefix and 43 base64url characters: 256 bits from the CSPRNG. */
   generate(type: KeyType): string {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { BudgetStore, priceUsage, Settlement, toNano } from '@gateway/billing';
 import { ModelCatalog } from '@gateway/catalog';
 import { printable, UsageDeadLetter, UsageDeadReason, UsageDeadStream, usageEventProblem, UsageRecordedEvent, UsageStream } from '@gateway/contracts';
@@ -22,17 +22,13 @@ import type { Counter } from 'prom-client';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg } from 'nats';
 import { classifyLedgerError, LedgerFailure, sqlState } from './ledger-errors';
 import { LedgerRepository, PricedUsage } from './ledger.repository';
-
-export const METERING_ACK_WAIT_MS = Symbol('METERING_ACK_WAIT_MS');
-export const METERING_BATCH_LINGER_MS = Symbol('METERING_BATCH_LINGER_MS');
-export const METERING_MAX_DELIVERIES = Symbol('METERING_MAX_DELIVERIES');
+import { MeteringEnv } from '../metering.env';
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 const RETRY_DELAY_MS = 2_000;
 /** While the database is unavailable, a batch is tried again after 250 ms, growing to this. */
 const MAX_HOLD_DELAY_MS = 5_000;
-const DEFAULT_MAX_DELIVERIES = 5;
 /** At most this many events are written in one statement. */
 const BATCH_SIZE = 256;
 /** Batches written at once by one replica (one in PostgreSQL while the next is priced, settled, acknowledged). */
@@ -75,12 +71,10 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     private readonly connection: JetStreamConnection,
     private readonly ledger: LedgerRepository,
     private readonly catalog: ModelCatalog,
-    @Inject(METERING_ACK_WAIT_MS) private readonly ackWaitMs: number,
     redis: RedisConnection,
     metrics: GatewayMetrics,
     shutdown: GracefulShutdown,
-    @Optional() @Inject(METERING_BATCH_LINGER_MS) private readonly lingerMs = 0,
-    @Optional() @Inject(METERING_MAX_DELIVERIES) private readonly maxDeliveries = DEFAULT_MAX_DELIVERIES,
+    @Inject(MeteringEnv) private readonly env: Pick<MeteringEnv, 'METERING_ACK_WAIT_MS' | 'METERING_BATCH_LINGER_MS' | 'METERING_MAX_DELIVERIES'>,
   ) {
     this.budget = new BudgetStore(redis.client);
     this.ledgerWrites = metrics.counter(Metrics.ledgerWrites);
@@ -104,7 +98,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       durable_name: UsageStream.meteringConsumer,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: this.ackWaitMs * 1_000_000,
+      ack_wait: this.env.METERING_ACK_WAIT_MS * 1_000_000,
       max_ack_pending: 1000,
     };
     await manager.consumers.add(UsageStream.name, config).catch(async (error: Error) => {
@@ -115,7 +109,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     });
     const consumer = await this.connection.jetstream.consumers.get(UsageStream.name, UsageStream.meteringConsumer);
     this.messages = await consumer.consume({ max_messages: 256 });
-    this.keepAlive ??= setInterval(() => this.keepInProgressAlive(), Math.max(250, Math.floor(this.ackWaitMs / 3)));
+    this.keepAlive ??= setInterval(() => this.keepInProgressAlive(), Math.max(250, Math.floor(this.env.METERING_ACK_WAIT_MS / 3)));
     this.loop = this.run(this.messages).then(() => this.restartUnlessStopped());
   }
 
@@ -191,11 +185,11 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
         wake = undefined;
         continue;
       }
-      if (queue.length < BATCH_SIZE && this.lingerMs > 0) {
+      if (queue.length < BATCH_SIZE && this.env.METERING_BATCH_LINGER_MS > 0) {
         // A small batch waits up to lingerMs for more (at low rates one statement per event costs
         // several times its share of one per batch); a full batch or the end goes at once.
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.lingerMs);
+          const timer = setTimeout(resolve, this.env.METERING_BATCH_LINGER_MS);
           wake = () => {
             if (queue.length < BATCH_SIZE && !ended) return;
             clearTimeout(timer);
@@ -348,7 +342,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     const deliveries = message.info.deliveryCount;
     const code = sqlState(error) ?? error.name;
     if (failure === 'data') return this.deadLetter(message, event, 'data_error', code, error.message);
-    if (failure === 'other' && deliveries >= this.maxDeliveries) {
+    if (failure === 'other' && deliveries >= this.env.METERING_MAX_DELIVERIES) {
       return this.deadLetter(message, event, 'max_deliveries', code, `failed on ${deliveries} deliveries: ${error.message}`);
     }
     this.ledgerWrites.inc({ result: 'failed' });

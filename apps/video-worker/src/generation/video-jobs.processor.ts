@@ -7,14 +7,7 @@ import { validateSync } from 'class-validator';
 import { VideoJobError } from '@gateway/providers';
 import { VideoJobMetrics } from '../observability/video-job.metrics';
 import { VideoGenerationService } from './video-generation.service';
-
-export const VIDEO_WORKER_OPTIONS = Symbol('VIDEO_WORKER_OPTIONS');
-
-export interface VideoWorkerOptions {
-  redisUrl: string;
-  concurrency: number;
-  lockMs: number;
-}
+import { VideoWorkerEnv } from '../video-worker.env';
 
 type VideoJobName = (typeof VideoJobs)[keyof typeof VideoJobs];
 type JobHandler = (job: Job, signal: AbortSignal, token?: string) => Promise<unknown>;
@@ -43,7 +36,7 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
   private closing?: Promise<void>;
 
   constructor(
-    @Inject(VIDEO_WORKER_OPTIONS) private readonly options: VideoWorkerOptions,
+    @Inject(VideoWorkerEnv) private readonly env: Pick<VideoWorkerEnv, 'REDIS_URL' | 'VIDEO_CONCURRENCY' | 'VIDEO_LOCK_MS'>,
     private readonly generation: VideoGenerationService,
     private readonly metrics: VideoJobMetrics,
     private readonly lifecycle: GracefulShutdown,
@@ -55,10 +48,10 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
     const missing = Object.values(VideoJobs).filter((name) => typeof this.handlers[name] !== 'function');
     if (missing.length > 0) throw new Error(`queue ${Queues.video}: no processor for job(s) ${missing.join(', ')}`);
     this.worker = new Worker(Queues.video, (job, token, signal) => this.process(job, token, signal), {
-      connection: { url: this.options.redisUrl, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay },
-      concurrency: this.options.concurrency,
-      lockDuration: this.options.lockMs,
-      stalledInterval: this.options.lockMs,
+      connection: { url: this.env.REDIS_URL, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay },
+      concurrency: this.env.VIDEO_CONCURRENCY,
+      lockDuration: this.env.VIDEO_LOCK_MS,
+      stalledInterval: this.env.VIDEO_LOCK_MS,
       maxStalledCount: MAX_STALLED,
     });
     this.worker.on('error', (error) => this.logger.error(`queue ${Queues.video}: ${error.message}`));

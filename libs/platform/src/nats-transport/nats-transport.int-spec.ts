@@ -52,7 +52,7 @@ describe('NATS transport (server and client on a real NATS server)', () => {
         }),
     );
     server.addHandler(Subjects.keysChanged, async (payload: unknown) => void received.push(payload), true);
-    await new Promise<void>((resolve, reject) => server.listen((error) => (error ? reject(error) : resolve())));
+    await listen(server);
     connection = await connect({ servers: url });
     client = new NatsRpcClient({ nats: connection });
   });
@@ -127,7 +127,7 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     } finally {
       // The handlers come back for the tests after this one.
       await server.close();
-      await new Promise<void>((resolve, reject) => server.listen((error) => (error ? reject(error) : resolve())));
+      await listen(server);
     }
   });
 
@@ -166,6 +166,12 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     });
   }
 });
+
+/** Starts the server and waits until the NATS server has its subscriptions (a flush round trip). */
+async function listen(server: NatsTransportServer): Promise<void> {
+  await new Promise<void>((resolve, reject) => server.listen((error) => (error ? reject(error) : resolve())));
+  await server.unwrap<NatsConnection>().flush();
+}
 
 async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
