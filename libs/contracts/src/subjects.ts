@@ -44,6 +44,9 @@ export const Subjects = {
 
 export type Subject = (typeof Subjects)[keyof typeof Subjects];
 
+/** The subject one router replica's liveness is probed on (`inference.alive` asks any replica). */
+export const routerAliveSubject = (router: string): string => `${Subjects.inferenceAlive}.${router}`;
+
 /** Each service answers `health.<service>` so the edge's readiness can prove the hop works. */
 export const healthSubject = (service: ServiceName): string => `health.${service}`;
 

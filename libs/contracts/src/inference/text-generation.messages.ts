@@ -85,9 +85,6 @@ export interface HeartbeatFrame {
   router?: string;
 }
 
-/** The subject a router replica's liveness is probed on. */
-export const routerAliveSubject = (router: string): string => `inference.alive.${router}`;
-
 export class CancelInferenceEvent {
   @IsString()
   @Length(1, 128)

@@ -14,17 +14,10 @@ import {
   type StoredResponseRecord,
 } from '../accounts/stored-responses.messages';
 import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
-import {
-  CancelInferenceEvent,
-  DecisionRequest,
-  routerAliveSubject,
-  TextGenerationRequest,
-  type HeartbeatFrame,
-  type TextFrame,
-} from '../inference/text-generation.messages';
+import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
 import type { ModelEntry } from '../inference/model-list.schema';
 import { CreateProxyKeyCommand, ProxyKeyCommand, UpdateProxyKeyCommand } from '../proxy-keys/proxy-key.commands';
-import { healthSubject, QueueGroups, ServiceName, Subjects } from '../subjects';
+import { healthSubject, QueueGroups, routerAliveSubject, ServiceName, Subjects } from '../subjects';
 
 /**
  * How a subject is used:
