@@ -1,6 +1,5 @@
 import { HttpException } from '@nestjs/common';
 import { isDependencyUnavailable } from '@gateway/platform';
-import { EmptyResponseException } from '@nestjs/microservices/errors/empty-response.exception';
 import { TimeoutError } from 'rxjs';
 import type { HttpError } from './error-formats';
 import { DomainError, ErrorCode, ErrorStatus, isDomainErrorPayload } from '@gateway/errors';
@@ -38,7 +37,7 @@ export function toHttpError(exception: unknown): HttpError | null {
       code: 'request_too_large',
     };
   }
-  if (exception instanceof EmptyResponseException || isNatsConnectionError(exception) || isDependencyUnavailable(exception)) {
+  if (isNatsConnectionError(exception) || isDependencyUnavailable(exception)) {
     return { status: 503, message: 'A gateway service is unavailable; retry with backoff', code: ErrorCode.ServiceUnavailable };
   }
   return null;

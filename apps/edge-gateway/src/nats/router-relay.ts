@@ -9,6 +9,7 @@ import { MeteredRelay } from '../policy/metering.decorators';
 import { ServiceClient } from './service-client';
 import { RouterProbes, RouterWatch, RouterWatchLimits } from './router-liveness';
 import { EdgeEnv } from '../config/edge.env';
+import { isNatsPayloadTooLarge } from '../errors/to-http-error';
 
 /** How a relay ended. */
 export type RelayEnding =
@@ -127,7 +128,7 @@ export class RouterRelay {
       exchange = this.client.stream(contract, payload, onFrame);
     } catch (error) {
       // Never sent: the router never heard of it.
-      end(isPayloadTooLarge(error) ? { kind: 'too-large', error } : { kind: 'not-sent', error });
+      end(isNatsPayloadTooLarge(error) ? { kind: 'too-large', error } : { kind: 'not-sent', error });
       return relay;
     }
     // It may have gone already, while the request was authorised and its cost reserved: the
@@ -156,11 +157,6 @@ export class RouterRelay {
       });
     });
   }
-}
-
-/** The request was too large for one NATS message (the server's max_payload). */
-export function isPayloadTooLarge(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'MAX_PAYLOAD_EXCEEDED';
 }
 
 /**

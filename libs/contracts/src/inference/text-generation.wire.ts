@@ -19,4 +19,8 @@ import type { TextFrame } from './text-generation.messages';
  * the request with the JSON schema generated from the `TextGenerationRequest` DTO (compiled once,
  * ajv); unknown properties are dropped, so an edge newer than the router is not refused for them.
  */
-export type TextWireFrame = TextFrame | { kind: 'error'; error: DomainErrorPayload } | { kind: 'end' };
+export type ErrorFrame = { kind: 'error'; error: DomainErrorPayload };
+export type EndFrame = { kind: 'end' };
+/** What a stream subject's reply subject carries: the contract's frames, then one end or error frame. */
+export type StreamFrame<Reply> = Reply | ErrorFrame | EndFrame;
+export type TextWireFrame = StreamFrame<TextFrame>;

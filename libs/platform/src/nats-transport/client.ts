@@ -1,8 +1,8 @@
-import { EventContract, ReplyOf, RequestContract, RequestOf, StreamContract } from '@gateway/contracts';
+import { EventContract, ReplyOf, RequestContract, RequestOf, StreamContract, type StreamFrame } from '@gateway/contracts';
 import { createInbox, type Msg, type NatsConnection } from 'nats';
 import { TimeoutError } from 'rxjs';
 import { traceHeaders } from '../observability/tracing';
-import { decodeJson, type StreamFrame } from './wire';
+import { decodeJson, isErrorFrame } from './wire';
 import { ErrorCode } from '@gateway/errors';
 
 /** Something that holds a NATS connection (JetStreamConnection, NatsClientConnection). */
@@ -62,7 +62,7 @@ export class NatsRpcClient {
         exchange = this.exchange(contract.subject, JSON.stringify(payload), (message) => {
           settle();
           const frame = this.frame<ReplyOf<C>>(message);
-          if (isError(frame)) reject(frame.error);
+          if (isErrorFrame(frame)) reject(frame.error);
           else resolve(frame as ReplyOf<C>);
         });
       } catch (error) {
@@ -131,10 +131,6 @@ export class NatsRpcClient {
     this.prefix = prefix;
     return prefix;
   }
-}
-
-function isError(frame: unknown): frame is { kind: 'error'; error: unknown } {
-  return typeof frame === 'object' && frame !== null && (frame as { kind?: unknown }).kind === 'error';
 }
 
 /** A NATS "no responders" status message: nobody is subscribed to the request's subject. */

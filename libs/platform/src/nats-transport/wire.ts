@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv';
+import type { ErrorFrame } from '@gateway/contracts';
 import { DomainErrorPayload, ErrorCode, isDomainErrorPayload } from '@gateway/errors';
 
 /**
@@ -7,11 +8,9 @@ import { DomainErrorPayload, ErrorCode, isDomainErrorPayload } from '@gateway/er
  * answer, on the request's reply subject:
  * - `request` subjects: one message, the JSON of the reply, or an error frame;
  * - `stream` subjects: any number of reply frames, then exactly one end or error frame.
- * No reply contract has `kind: 'end'` or `kind: 'error'`, so frames need no envelope either.
+ * No reply contract has `kind: 'end'` or `kind: 'error'`, so frames need no envelope either. The
+ * frame types are the contracts' (`StreamFrame`, `libs/contracts/src/inference/text-generation.wire.ts`).
  */
-export type ErrorFrame = { kind: 'error'; error: DomainErrorPayload };
-export type EndFrame = { kind: 'end' };
-export type StreamFrame<Reply> = Reply | ErrorFrame | EndFrame;
 
 export const END_FRAME_JSON = '{"kind":"end"}';
 
@@ -24,10 +23,6 @@ export function decodeJson(data: Uint8Array): unknown {
 
 export function isErrorFrame(value: unknown): value is ErrorFrame {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'error';
-}
-
-export function isEndFrame(value: unknown): value is EndFrame {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'end';
 }
 
 /** What crosses the wire for a failure: a DomainErrorPayload; anything unexpected as an internal error. */
