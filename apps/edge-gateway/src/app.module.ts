@@ -11,7 +11,8 @@ import {
   ObservabilityModule,
   READINESS_CHECKS,
   ReadinessCheck,
-  REDIS_URL,
+  REDIS_TOPOLOGY,
+  redisTopology,
   RedisConnection,
   splitList,
   NatsRpcClient,
@@ -87,7 +88,7 @@ export class EdgeModule {
       providers: [
         // The edge's one configuration object: services inject it and read their variables from it.
         { provide: EdgeEnv, useValue: env },
-        { provide: REDIS_URL, useValue: env.REDIS_URL },
+        { provide: REDIS_TOPOLOGY, useValue: redisTopology(env) },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         JetStreamConnection,
         // Every request and event carries the caller's trace context in its headers.

@@ -9,6 +9,7 @@ import {
   READINESS_CHECKS,
   ReadinessCheck,
   splitList,
+  redisTopology,
 } from '@gateway/platform';
 import { ModelCatalog } from '@gateway/catalog';
 import { assertCatalogServable, ProviderRegistry } from '@gateway/providers';
@@ -23,7 +24,7 @@ import { TextGenerationService } from './text-generation/text-generation.service
 import { RouterLiveness } from './liveness/router-liveness';
 import { PROVIDER_ADAPTERS, RETRY_POLICY, UpstreamCaller } from './providers/upstream-caller';
 import { UsagePublisher } from './usage/usage.publisher';
-import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
+import { ROUTING_REDIS, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';
@@ -95,7 +96,8 @@ export class InferenceRouterModule {
         MeteredCalls,
         InflightRequests,
         UpstreamCaller,
-        { provide: ROUTING_REDIS_URL, useValue: env.REDIS_URL },
+        // Empty REDIS_URL (and no cluster or sentinels): breakers and quotas per replica.
+        ...(env.REDIS_URL || env.REDIS_CLUSTER_NODES || env.REDIS_SENTINELS ? [{ provide: ROUTING_REDIS, useValue: redisTopology(env) }] : []),
         RoutingRedis,
         RouteBreakers,
         RouteQuotas,

@@ -1,9 +1,9 @@
-import { BaseEnv } from '@gateway/platform';
+import { BaseEnv, WithRedisTopology } from '@gateway/platform';
 import { WithObjectStoreEnv } from '@gateway/storage';
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
 /** The object store settings are where generated images are written (the edge serves them). */
-export class RouterEnv extends WithObjectStoreEnv(BaseEnv) {
+export class RouterEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   /** The model catalog (YAML). */
   @IsString()
   MODELS_CONFIG = 'config/models.yaml';

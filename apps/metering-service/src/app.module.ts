@@ -9,7 +9,8 @@ import {
   JetStreamConnection,
   READINESS_CHECKS,
   ReadinessCheck,
-  REDIS_URL,
+  REDIS_TOPOLOGY,
+  redisTopology,
   RedisConnection,
   splitList,
 } from '@gateway/platform';
@@ -34,7 +35,7 @@ export class MeteringServiceModule {
         { provide: ModelCatalog, useValue: catalog },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         JetStreamConnection,
-        { provide: REDIS_URL, useValue: env.REDIS_URL },
+        { provide: REDIS_TOPOLOGY, useValue: redisTopology(env) },
         RedisConnection,
         // The service's one configuration object: services inject it and read their variables from it.
         { provide: MeteringEnv, useValue: env },

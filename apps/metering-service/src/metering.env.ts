@@ -1,7 +1,7 @@
-import { DatabaseEnv } from '@gateway/platform';
+import { DatabaseEnv, WithRedisTopology } from '@gateway/platform';
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
-export class MeteringEnv extends DatabaseEnv {
+export class MeteringEnv extends WithRedisTopology(DatabaseEnv) {
   /** The model catalog, for prices (the same file the router serves). */
   @IsString()
   MODELS_CONFIG = 'config/models.yaml';

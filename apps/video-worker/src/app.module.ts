@@ -8,11 +8,12 @@ import {
   JetStreamConnection,
   READINESS_CHECKS,
   ReadinessCheck,
-  REDIS_URL,
+  REDIS_TOPOLOGY,
+  redisTopology,
   RedisConnection,
   splitList,
 } from '@gateway/platform';
-import { ROUTING_REDIS_URL, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
+import { ROUTING_REDIS, RouteBreakers, RouteQuotas, RoutingRedis } from '@gateway/routing';
 import { createObjectStore, OBJECT_STORE } from '@gateway/storage';
 import { ProviderRegistry } from '@gateway/providers';
 import { VideoGenerationService } from './generation/video-generation.service';
@@ -31,7 +32,7 @@ export class VideoWorkerModule {
       module: VideoWorkerModule,
       controllers: [HealthController, healthRpcController(Rpc.health('video-worker'))],
       providers: [
-        { provide: REDIS_URL, useValue: env.REDIS_URL },
+        { provide: REDIS_TOPOLOGY, useValue: redisTopology(env) },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         { provide: ModelCatalog, useValue: catalog },
         { provide: OBJECT_STORE, useValue: createObjectStore(env) },
@@ -39,7 +40,7 @@ export class VideoWorkerModule {
         { provide: VideoWorkerEnv, useValue: env },
         RedisConnection,
         // Route breakers and quotas, shared with the router replicas (same Redis, same keys).
-        { provide: ROUTING_REDIS_URL, useValue: env.REDIS_URL },
+        { provide: ROUTING_REDIS, useValue: redisTopology(env) },
         RoutingRedis,
         RouteBreakers,
         RouteQuotas,

@@ -1,8 +1,8 @@
-import { BaseEnv } from '@gateway/platform';
+import { BaseEnv, WithRedisTopology } from '@gateway/platform';
 import { WithObjectStoreEnv } from '@gateway/storage';
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
-export class VideoWorkerEnv extends WithObjectStoreEnv(BaseEnv) {
+export class VideoWorkerEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
 

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { type AdmitGate, BudgetStore, type ReserveRequest } from './budget-store';
+import { type AdmitGate, BudgetStore, type ReserveRequest, revocationEpochKey } from './budget-store';
 import { toNano } from './money';
 
 const REDIS_URL = `redis://127.0.0.1:6379/${process.env.TEST_REDIS_DB ?? '13'}`;
@@ -22,6 +22,14 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
     redis = new Redis(REDIS_URL, { keyPrefix: PREFIX, lazyConnect: false });
     store = new BudgetStore(redis, { now: () => now });
   });
+
+  /** Redis lost the budget's state: every slot's generation marker gone. */
+  const dropMarkers = async () => {
+    const plain = new Redis(REDIS_URL);
+    const markers = await plain.keys(`${PREFIX}budget:generation:*`);
+    if (markers.length > 0) await plain.del(...markers);
+    await plain.quit();
+  };
 
   afterAll(async () => {
     const plain = new Redis(REDIS_URL);
@@ -41,9 +49,8 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
     return { accountId: `acct_${counter}`, keyId: `key_${counter}`, requestId: `req_${counter}` };
   };
   const gate = (accountId: string, fields: Partial<AdmitGate> = {}): AdmitGate => ({
-    epochKey: `epoch:${accountId}`,
+    accountId,
     expectedEpoch: '',
-    bucket: accountId,
     minute: Math.floor(now / 60_000),
     requestsPerMinute: 100,
     tokensPerMinute: 10_000,
@@ -71,7 +78,7 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       });
       // Exactly what is left fits.
       expect(await reserve({ accountId, requestId: 'c', costNano: 400_000_005 })).toMatchObject({ ok: true, requests: 2, tokens: 20 });
-      expect(await figure(`resv:${accountId}:total`)).toBe(toNano('1.000000005'));
+      expect(await figure(`resv:{${accountId}}:total`)).toBe(toNano('1.000000005'));
     });
 
     it("holds a proxy key's reservation against its allocation in the window, beside the account's", async () => {
@@ -79,22 +86,22 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       const proxy = { keyId, windowId: 'w1', allocationNano: toNano(2) };
       await store.primeBalance(accountId, toNano(100));
       expect(await reserve({ accountId, requestId: 'a', costNano: toNano(1), proxy })).toMatchObject({ ok: false, reason: 'cold-allocation' });
-      await store.primeKeySpend(keyId, 'w1', toNano('0.5'), 60);
+      await store.primeKeySpend(accountId, keyId, 'w1', toNano('0.5'), 60);
       expect(await reserve({ accountId, requestId: 'a', costNano: toNano(1), proxy })).toMatchObject({ ok: true });
       expect(await reserve({ accountId, requestId: 'b', costNano: toNano(1), proxy })).toMatchObject({
         ok: false,
         reason: 'allocation',
         available: toNano('0.5'),
       });
-      expect(await figure(`resv:${keyId}:total`)).toBe(toNano(1));
-      expect(await figure(`resv:${accountId}:total`)).toBe(toNano(1));
+      expect(await figure(`resv:{${accountId}}:key:${keyId}:total`)).toBe(toNano(1));
+      expect(await figure(`resv:{${accountId}}:total`)).toBe(toNano(1));
     });
 
     it('answers cold-balance before the balance is primed, and cold-store (before anything else) without the generation marker', async () => {
       const { accountId } = ids();
       expect(await reserve({ accountId, requestId: 'a', costNano: 1 })).toMatchObject({ ok: false, reason: 'cold-balance', requests: 0 });
       await store.primeBalance(accountId, toNano(1));
-      await redis.del('budget:generation');
+      await dropMarkers();
       expect(await store.generation()).toBeNull();
       expect(await reserve({ accountId, requestId: 'a', costNano: 1 }, { expectedEpoch: 'moved' })).toEqual({
         ok: false,
@@ -111,7 +118,7 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
     it("refuses as stale when the account's revocation epoch moved, before the rate limit and the budget", async () => {
       const { accountId } = ids();
       await store.primeBalance(accountId, toNano(1));
-      await redis.set(`epoch:${accountId}`, '3');
+      await redis.set(revocationEpochKey(accountId), '3');
       expect(await reserve({ accountId, requestId: 'a', costNano: 1 }, { expectedEpoch: '2' })).toEqual({ ok: false, reason: 'stale', requests: 0, tokens: 0 });
       expect(await reserve({ accountId, requestId: 'a', costNano: 1 }, { expectedEpoch: '3' })).toMatchObject({ ok: true });
       // No epoch expected (a principal fresh from key-service): not checked.
@@ -158,14 +165,14 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       expect(await check(accountId)).toEqual({ state: 'tokens', requests: 1, tokens: 10 });
       expect(await check(accountId, { tokens: 0 })).toEqual({ state: 'ok', requests: 2, tokens: 10 });
       expect(await check(accountId, { tokens: 0 })).toEqual({ state: 'requests', requests: 2, tokens: 10 });
-      expect(await check(accountId, { bucket: `${accountId}:summary`, tokens: 0 })).toEqual({ state: 'ok', requests: 1, tokens: 0 });
+      expect(await check(accountId, { bucket: 'summary', tokens: 0 })).toEqual({ state: 'ok', requests: 1, tokens: 0 });
     });
 
     it('lets the first free poll of a minute through uncounted, and checks the epoch first', async () => {
       const { accountId } = ids();
       expect(await check(accountId, { freePoll: true })).toEqual({ state: 'free', requests: 0, tokens: 0 });
       expect(await check(accountId, { freePoll: true })).toEqual({ state: 'ok', requests: 1, tokens: 10 });
-      await redis.set(`epoch:${accountId}`, '1');
+      await redis.set(revocationEpochKey(accountId), '1');
       expect(await check(accountId, { expectedEpoch: '0' })).toEqual({ state: 'stale', requests: 0, tokens: 0 });
     });
   });
@@ -175,26 +182,26 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       const { accountId, keyId } = ids();
       const proxy = { keyId, windowId: 'life' };
       await store.primeBalance(accountId, toNano('10.5'));
-      await store.primeKeySpend(keyId, 'life', toNano('0.25'), 60);
+      await store.primeKeySpend(accountId, keyId, 'life', toNano('0.25'), 60);
       await reserve({ accountId, requestId: 'a', costNano: toNano('3'), proxy: { ...proxy, allocationNano: toNano(5) } });
       const settlement = { accountId, requestId: 'a', costNano: toNano('1.234567891'), proxy };
       await store.settle(settlement);
       expect(await store.settleMany([settlement, settlement])).toEqual([null, null]); // redelivered
-      expect(await figure(`bal:${accountId}`)).toBe(9_265_432_109);
-      expect(await figure(`pused:${keyId}:life`)).toBe(1_484_567_891);
-      expect(await figure(`resv:${accountId}:total`)).toBe(0);
-      expect(await figure(`resv:${keyId}:total`)).toBe(0);
+      expect(await figure(`bal:{${accountId}}`)).toBe(9_265_432_109);
+      expect(await figure(`pused:{${accountId}}:${keyId}:life`)).toBe(1_484_567_891);
+      expect(await figure(`resv:{${accountId}}:total`)).toBe(0);
+      expect(await figure(`resv:{${accountId}}:key:${keyId}:total`)).toBe(0);
     });
 
     it('a released reservation frees its credits and charges nothing, even when settled later', async () => {
       const { accountId, keyId } = ids();
       await store.primeBalance(accountId, toNano(5));
-      await store.primeKeySpend(keyId, 'life', 0, 60);
+      await store.primeKeySpend(accountId, keyId, 'life', 0, 60);
       await reserve({ accountId, requestId: 'a', costNano: toNano(5), proxy: { keyId, windowId: 'life', allocationNano: toNano(5) } });
       await store.release(accountId, 'a', keyId);
       await store.settle({ accountId, requestId: 'a', costNano: toNano(1), proxy: { keyId, windowId: 'life' } });
-      expect(await figure(`bal:${accountId}`)).toBe(toNano(5));
-      expect(await figure(`pused:${keyId}:life`)).toBe(0);
+      expect(await figure(`bal:{${accountId}}`)).toBe(toNano(5));
+      expect(await figure(`pused:{${accountId}}:${keyId}:life`)).toBe(0);
       expect(await reserve({ accountId, requestId: 'b', costNano: toNano(5), proxy: { keyId, windowId: 'life', allocationNano: toNano(5) } })).toMatchObject({
         ok: true,
       });
@@ -204,23 +211,26 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       const { accountId, keyId } = ids();
       const proxy = { keyId, windowId: 'w' };
       await store.primeBalance(accountId, toNano(100));
-      await store.primeKeySpend(keyId, 'w', toNano(1), 60);
+      await store.primeKeySpend(accountId, keyId, 'w', toNano(1), 60);
       await reserve({ accountId, requestId: 'a', costNano: toNano(2), proxy: { ...proxy, allocationNano: toNano(5) } });
-      await redis.del(`bal:${accountId}`, `pused:${keyId}:w`);
+      await redis.del(`bal:{${accountId}}`, `pused:{${accountId}}:${keyId}:w`);
       await store.settle({ accountId, requestId: 'a', costNano: toNano('1.5'), proxy });
-      expect({ balance: await figure(`bal:${accountId}:late`), spend: await figure(`pused:${keyId}:w:late`) }).toEqual({
+      expect({ balance: await figure(`bal:{${accountId}}:late`), spend: await figure(`pused:{${accountId}}:${keyId}:w:late`) }).toEqual({
         balance: -toNano('1.5'),
         spend: toNano('1.5'),
       });
-      expect(await redis.pttl(`bal:${accountId}:late`)).toBeGreaterThan(0);
+      expect(await redis.pttl(`bal:{${accountId}}:late`)).toBeGreaterThan(0);
       // A prime that read the ledger before the request was written: the late settlement is added.
       await store.primeBalance(accountId, toNano(100));
-      await store.primeKeySpend(keyId, 'w', toNano(1), 60);
-      expect({ balance: await figure(`bal:${accountId}`), spend: await figure(`pused:${keyId}:w`) }).toEqual({ balance: toNano('98.5'), spend: toNano('2.5') });
-      expect(await figure(`bal:${accountId}:late`)).toBeNull();
+      await store.primeKeySpend(accountId, keyId, 'w', toNano(1), 60);
+      expect({ balance: await figure(`bal:{${accountId}}`), spend: await figure(`pused:{${accountId}}:${keyId}:w`) }).toEqual({
+        balance: toNano('98.5'),
+        spend: toNano('2.5'),
+      });
+      expect(await figure(`bal:{${accountId}}:late`)).toBeNull();
       // Primed already: neither primed again nor the late settlement counted twice.
       await store.primeBalance(accountId, toNano(100));
-      expect(await figure(`bal:${accountId}`)).toBe(toNano('98.5'));
+      expect(await figure(`bal:{${accountId}}`)).toBe(toNano('98.5'));
     });
   });
 
@@ -232,28 +242,28 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       expect(await reserve({ accountId, requestId: 'b', costNano: 1 })).toMatchObject({ ok: false, reason: 'credits', available: 0 });
       now += 30_001;
       expect(await reserve({ accountId, requestId: 'b', costNano: toNano(1) })).toMatchObject({ ok: true });
-      expect(await redis.hkeys(`resv:${accountId}`)).toEqual(['b']);
+      expect(await redis.hkeys(`resv:{${accountId}}`)).toEqual(['b']);
       // An expired reservation settled late charges nothing in Redis (the ledger is the record).
       await store.settle({ accountId, requestId: 'a', costNano: toNano(1) });
-      expect(await figure(`bal:${accountId}`)).toBe(toNano(1));
+      expect(await figure(`bal:{${accountId}}`)).toBe(toNano(1));
     });
 
     it('puts back reservations Redis lost, once, and a request settles against them as before', async () => {
       const { accountId, keyId, requestId } = ids();
-      await redis.del('budget:generation');
+      await dropMarkers();
       const reservation = { accountId, requestId, costNano: toNano('0.75'), expiresAt: now + 60_000, keyId };
       await store.restore([reservation, { accountId, requestId: `${requestId}_b`, costNano: 5, expiresAt: now + 60_000 }]);
       await store.restore([reservation]);
-      expect(await figure(`resv:${accountId}:total`)).toBe(toNano('0.75') + 5);
-      expect(await figure(`resv:${keyId}:total`)).toBe(toNano('0.75'));
-      expect(await redis.pttl(`resv:${accountId}`)).toBeGreaterThan(60_000);
+      expect(await figure(`resv:{${accountId}}:total`)).toBe(toNano('0.75') + 5);
+      expect(await figure(`resv:{${accountId}}:key:${keyId}:total`)).toBe(toNano('0.75'));
+      expect(await redis.pttl(`resv:{${accountId}}`)).toBeGreaterThan(60_000);
       await store.warm('generation-after-loss');
       await store.primeBalance(accountId, toNano(1));
-      await store.primeKeySpend(keyId, 'life', 0, 60);
+      await store.primeKeySpend(accountId, keyId, 'life', 0, 60);
       await store.settle({ accountId, requestId, costNano: toNano('0.5'), proxy: { keyId, windowId: 'life' } });
-      expect(await figure(`bal:${accountId}`)).toBe(toNano('0.5'));
-      expect(await figure(`pused:${keyId}:life`)).toBe(toNano('0.5'));
-      expect(await figure(`resv:${accountId}:total`)).toBe(5);
+      expect(await figure(`bal:{${accountId}}`)).toBe(toNano('0.5'));
+      expect(await figure(`pused:{${accountId}}:${keyId}:life`)).toBe(toNano('0.5'));
+      expect(await figure(`resv:{${accountId}}:total`)).toBe(5);
     });
   });
 });

@@ -1,29 +1,29 @@
-import type Redis from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
+import { isCluster, type RedisClient } from '@gateway/platform';
 import { loadScript, type ScriptName } from './lua-scripts';
 
 /**
  * Credit budgets in Redis, shared by every edge replica (admit) and metering replica (settle).
  * Amounts are integer nano-credits (money.ts): reservations are upper bounds rounded up, the ledger
  * in PostgreSQL stays the exact record. The scripts are the `.lua` files in ./lua; this class is the
- * one place that names their KEYS and ARGV. Keys:
- *   bal:{account}            cached credit balance (primed from the database, TTL BALANCE_TTL_S)
- *   resv:{account}[:total|:expiries]   open reservations on the account (hash, sum, expiry set)
- *   pused:{key}:{window}     the proxy key's spend in its current window (primed, then incremented)
- *   resv:{key}[:total|:expiries]       open reservations on a proxy key
- *   bal:{account}:late, pused:{key}:{window}:late   settled while the figure was absent (settle.lua)
- *   rl:{bucket}:r|t|me:{minute}        the rate limit's request and token windows, the free poll's marker
- *   budget:generation        present while Redis holds the budget's state (see BudgetStore.warm)
+ * one place that names their KEYS and ARGV.
+ *
+ * Every key one script touches carries the account's hash tag `{<account>}`, so on a Redis Cluster
+ * they live in one slot (a script may touch one slot only) and accounts spread over every slot:
+ *   bal:{A}                       cached credit balance (primed from the database, TTL BALANCE_TTL_S)
+ *   resv:{A}[:total|:expiries]    open reservations on the account (hash, sum, expiry set)
+ *   pused:{A}:<key>:<window>      a proxy key's spend in its current window (primed, then incremented)
+ *   resv:{A}:key:<key>[:total|:expiries]   open reservations on a proxy key
+ *   bal:{A}:late, pused:{A}:…:late          settled while the figure was absent (settle.lua)
+ *   rl:{A}[:<bucket>]:r|t|me:<minute>       the rate limit's request and token windows, the free poll's marker
+ *   auth:epoch:{A}                the account's revocation epoch (bumped by the edge on a key change)
+ *   budget:generation:{<tag>}     present while Redis holds the budget's state: one per hash slot,
+ *                                 its tag chosen to hash to the slot (see generationKey)
  */
 export const BALANCE_TTL_S = 60;
 
-/**
- * Present while Redis holds the budget's state. It is written (with a new value) only once the
- * figures can be trusted again after Redis lost everything (see BudgetRecovery in the edge), and it
- * has no TTL: a Redis restarted empty, or flushed, has no marker, and admit then answers
- * 'cold-store' for every request — nothing is admitted on figures primed while reservations in
- * flight and the metering backlog were missing from both Redis and the ledger.
- */
-export const BUDGET_GENERATION_KEY = 'budget:generation';
+/** The hash slots of Redis Cluster (every key hashes to one; standalone Redis has them all). */
+const SLOTS = 16_384;
 
 /**
  * How long a settlement made while a cached figure was absent is kept for the next prime: longer
@@ -31,18 +31,60 @@ export const BUDGET_GENERATION_KEY = 'budget:generation';
  */
 const LATE_SETTLEMENT_MS = 15_000;
 
+const tag = (accountId: string) => `{${accountId}}`;
+
 const keys = {
-  balance: (accountId: string) => `bal:${accountId}`,
-  keySpend: (keyId: string, windowId: string) => `pused:${keyId}:${windowId}`,
+  balance: (accountId: string) => `bal:${tag(accountId)}`,
+  keySpend: (accountId: string, keyId: string, windowId: string) => `pused:${tag(accountId)}:${keyId}:${windowId}`,
   /** Settlements made while a cached figure was absent, for its next prime (see settle.lua). */
   late: (figure: string) => `${figure}:late`,
-  /** The hash, total and expiry set of the reservations on an account or a key. */
-  reservations: (owner: string) => [`resv:${owner}`, `resv:${owner}:total`, `resv:${owner}:expiries`],
-  /** The rate limit's windows of a bucket (an account, or an account's named bucket) in one minute. */
-  requests: (bucket: string, minute: number) => `rl:${bucket}:r:${minute}`,
-  tokens: (bucket: string, minute: number) => `rl:${bucket}:t:${minute}`,
-  freePoll: (bucket: string, minute: number) => `rl:${bucket}:me:${minute}`,
+  /** The hash, total and expiry set of the reservations on an account, or on one of its keys. */
+  reservations: (accountId: string, keyId?: string) => {
+    const hash = keyId === undefined ? `resv:${tag(accountId)}` : `resv:${tag(accountId)}:key:${keyId}`;
+    return [hash, `${hash}:total`, `${hash}:expiries`];
+  },
+  /** The rate limit's windows of an account (or one of its named buckets) in one minute. */
+  window: (accountId: string, bucket: string | undefined, kind: 'r' | 't' | 'me', minute: number) =>
+    `rl:${tag(accountId)}${bucket ? `:${bucket}` : ''}:${kind}:${minute}`,
 };
+
+/** The account's revocation epoch: bumped on a key change, compared by the admission scripts. */
+export const revocationEpochKey = (accountId: string): string => `auth:epoch:${tag(accountId)}`;
+
+/**
+ * The generation marker of one hash slot. Present while Redis holds the budget's state. It is
+ * written (with a new value) only once the figures can be trusted again after Redis lost everything
+ * (see BudgetRecovery in the edge), and it has no TTL: a Redis (or, on a cluster, a shard: master
+ * and replicas) restarted empty, or flushed, has no marker, and admit then answers 'cold-store' for
+ * every request of its slots — nothing is admitted on figures primed while reservations in flight
+ * and the metering backlog were missing from both Redis and the ledger. One marker per slot because
+ * the admission script can read only keys of the account's slot; a short tag per slot, found once
+ * per process, names it.
+ */
+function generationKey(slot: number): string {
+  return `budget:generation:{${slotTags()[slot]}}`;
+}
+
+let tags: string[] | undefined;
+
+/** For each hash slot, the shortest base-36 counter that hashes to it (a few hundred thousand CRC16s, once). */
+function slotTags(): string[] {
+  if (tags) return tags;
+  const found: string[] = new Array<string>(SLOTS);
+  let missing = SLOTS;
+  for (let counter = 0; missing > 0; counter++) {
+    const candidate = counter.toString(36);
+    const slot = calculateSlot(candidate);
+    if (found[slot] === undefined) {
+      found[slot] = candidate;
+      missing--;
+    }
+  }
+  tags = found;
+  return found;
+}
+
+const accountGenerationKey = (accountId: string) => generationKey(calculateSlot(tag(accountId)));
 
 export interface ReserveRequest {
   accountId: string;
@@ -58,11 +100,11 @@ export type ReserveResult =
 
 /** The edge's gate before any reservation: the revocation epoch and the plan's one-minute windows. */
 export interface AdmitGate {
-  /** The account's revocation-epoch key and the epoch the caller's principal was filled under ('' skips the check). */
-  epochKey: string;
+  accountId: string;
+  /** The epoch the caller's principal was filled under ('' skips the check). */
   expectedEpoch: string;
-  /** Whose windows: the account, or an account's named bucket; and the minute (ms since the epoch / 60 000). */
-  bucket: string;
+  /** Whose windows: the account's, or one of its named buckets'; and the minute (ms since the epoch / 60 000). */
+  bucket?: string;
   minute: number;
   requestsPerMinute: number;
   tokensPerMinute: number;
@@ -133,7 +175,7 @@ export class BudgetStore {
   private readonly now: () => number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: { now?: () => number } = {},
   ) {
     this.now = options.now ?? Date.now;
@@ -154,12 +196,12 @@ export class BudgetStore {
         keys.balance(accountId),
         ...keys.reservations(accountId),
         // A non-proxy key reads none of these (a negative allocation): stand-ins of the same account.
-        proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : `${keys.balance(accountId)}:nokey`,
-        ...keys.reservations(proxy ? proxy.keyId : `${accountId}:nokey`),
-        gate.epochKey,
-        keys.requests(gate.bucket, gate.minute),
-        keys.tokens(gate.bucket, gate.minute),
-        BUDGET_GENERATION_KEY,
+        proxy ? keys.keySpend(accountId, proxy.keyId, proxy.windowId) : `${keys.balance(accountId)}:nokey`,
+        ...keys.reservations(accountId, proxy ? proxy.keyId : ''),
+        revocationEpochKey(gate.accountId),
+        keys.window(gate.accountId, gate.bucket, 'r', gate.minute),
+        keys.window(gate.accountId, gate.bucket, 't', gate.minute),
+        accountGenerationKey(accountId),
       ],
       args: [
         requestId,
@@ -181,32 +223,68 @@ export class BudgetStore {
 
   /** The gate alone (revocation epoch and rate limit), for a request that reserves nothing. */
   async rateLimit(check: RateLimitCheck): Promise<RateLimitResult> {
+    const { accountId, bucket, minute } = check;
     const [state, requests, tokens] = await this.run<[RateLimitResult['state'], number, number]>('rate-limit', {
-      keys: [check.epochKey, keys.requests(check.bucket, check.minute), keys.tokens(check.bucket, check.minute), keys.freePoll(check.bucket, check.minute)],
+      keys: [
+        revocationEpochKey(accountId),
+        keys.window(accountId, bucket, 'r', minute),
+        keys.window(accountId, bucket, 't', minute),
+        keys.window(accountId, bucket, 'me', minute),
+      ],
       args: [check.expectedEpoch, check.requestsPerMinute, check.tokensPerMinute, check.tokens, check.freePoll ? '1' : '0'],
     });
     return { state, requests: Number(requests), tokens: Number(tokens) };
   }
 
-  /** The generation marker: null when Redis lost the budget's state (or never had it). */
-  generation(): Promise<string | null> {
-    return this.redis.get(BUDGET_GENERATION_KEY);
+  /**
+   * The generation markers: null when Redis lost the budget's state (or never had it). One marker
+   * per data set is read — standalone and Sentinel have one; on a cluster, the marker of one slot of
+   * each master (a shard that lost its data lost all its slots' markers). Several values (a shard
+   * rebuilt apart from the others) come back joined.
+   */
+  async generation(): Promise<string | null> {
+    const values = await Promise.all(this.probeSlots().map((slot) => this.redis.get(generationKey(slot))));
+    if (values.some((value) => value === null)) return null;
+    return [...new Set(values)].sort().join(',');
   }
 
   /**
-   * Declares Redis's figures trustworthy again: writes the marker unless one is there (another
-   * replica got there first). Resolves with the generation now in force.
+   * Declares Redis's figures trustworthy again: writes the marker of every slot unless one is there
+   * (another replica got there first, or the slot's shard never lost it). Resolves with the
+   * generation now in force.
    */
   async warm(generation: string): Promise<string> {
-    const set = await this.redis.set(BUDGET_GENERATION_KEY, generation, 'NX');
-    return set === 'OK' ? generation : ((await this.redis.get(BUDGET_GENERATION_KEY)) ?? generation);
+    const batch = 1024;
+    for (let first = 0; first < SLOTS; first += batch) {
+      const slots = Array.from({ length: Math.min(batch, SLOTS - first) }, (_, index) => first + index);
+      if (isCluster(this.redis)) {
+        await Promise.all(slots.map((slot) => this.redis.set(generationKey(slot), generation, 'NX')));
+      } else {
+        const pipeline = this.redis.pipeline();
+        for (const slot of slots) pipeline.set(generationKey(slot), generation, 'NX');
+        const failed = ((await pipeline.exec()) ?? []).find(([error]) => error);
+        if (failed) throw failed[0] as Error;
+      }
+    }
+    return (await this.generation()) ?? generation;
+  }
+
+  /** One slot per data set: slot 0 on a single Redis; the first slot of each master of a cluster. */
+  private probeSlots(): number[] {
+    if (!isCluster(this.redis)) return [0];
+    const owners = new Map<string, number>();
+    this.redis.slots.forEach((nodes, slot) => {
+      const master = nodes?.[0];
+      if (master !== undefined && !owners.has(master)) owners.set(master, slot);
+    });
+    return owners.size > 0 ? [...owners.values()] : [0];
   }
 
   /** Puts back reservations Redis lost, in one round trip; one already there is left alone. */
   async restore(reservations: RestoredReservation[]): Promise<void> {
     const now = this.now();
     const calls = reservations.map(({ accountId, requestId, costNano, expiresAt, keyId }) => ({
-      keys: [...keys.reservations(accountId), ...keys.reservations(keyId ?? `${accountId}:nokey`)],
+      keys: [...keys.reservations(accountId), ...keys.reservations(accountId, keyId ?? '')],
       args: [requestId, costNano, expiresAt, now, keyId ? '1' : '0'],
     }));
     const failed = (await this.runMany('restore', calls)).find((error) => error);
@@ -219,8 +297,8 @@ export class BudgetStore {
   }
 
   /** Loads the database's spend of a proxy key in its current window when Redis has none. */
-  primeKeySpend(keyId: string, windowId: string, usedNano: number, ttlSeconds: number): Promise<void> {
-    return this.prime(keys.keySpend(keyId, windowId), usedNano, ttlSeconds);
+  primeKeySpend(accountId: string, keyId: string, windowId: string, usedNano: number, ttlSeconds: number): Promise<void> {
+    return this.prime(keys.keySpend(accountId, keyId, windowId), usedNano, ttlSeconds);
   }
 
   /** Drops a reservation whose request will produce no usage event (it never reached the router). */
@@ -251,6 +329,11 @@ export class BudgetStore {
 
   private async runMany(script: ScriptName, calls: Call[]): Promise<(Error | null)[]> {
     if (calls.length === 0) return [];
+    if (isCluster(this.redis)) {
+      // A cluster pipeline must stay within one slot: one call each (ioredis groups them per node).
+      const settled = await Promise.allSettled(calls.map((call) => this.run(script, call)));
+      return settled.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error) : null));
+    }
     const pipeline = this.redis.pipeline() as unknown as Commands & { exec(): Promise<[Error | null, unknown][] | null> };
     for (const call of calls) void pipeline[SCRIPTS[script].command](...call.keys, ...call.args);
     const replies = (await pipeline.exec()) ?? [];
@@ -261,16 +344,9 @@ export class BudgetStore {
 /** settle.lua's KEYS and ARGV for one settlement (`settle` and `settleMany`). */
 function settleCall({ accountId, requestId, costNano, proxy }: Settlement): Call {
   const balance = keys.balance(accountId);
-  const spend = proxy ? keys.keySpend(proxy.keyId, proxy.windowId) : `${balance}:nokey`;
+  const spend = proxy ? keys.keySpend(accountId, proxy.keyId, proxy.windowId) : `${balance}:nokey`;
   return {
-    keys: [
-      balance,
-      ...keys.reservations(accountId),
-      spend,
-      ...keys.reservations(proxy ? proxy.keyId : `${accountId}:nokey`),
-      keys.late(balance),
-      keys.late(spend),
-    ],
+    keys: [balance, ...keys.reservations(accountId), spend, ...keys.reservations(accountId, proxy ? proxy.keyId : ''), keys.late(balance), keys.late(spend)],
     args: [requestId, costNano, proxy ? '1' : '0', LATE_SETTLEMENT_MS],
   };
 }

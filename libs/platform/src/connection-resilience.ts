@@ -88,7 +88,7 @@ const UNAVAILABLE_CODES = new Set([
   'P2024',
 ]);
 
-const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'PrismaClientInitializationError']);
+const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'PrismaClientInitializationError', 'ClusterAllFailedError']);
 
 const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout']);
 
@@ -99,6 +99,17 @@ const UNAVAILABLE_MESSAGES = [
   /Connection terminated/,
   /timeout exceeded when trying to connect/,
   /Can't reach database server/,
+  // Redis failing over: a Cluster's slot without a master yet (or moving), a Sentinel-managed master
+  // demoted under the client, a replica still loading its data set.
+  /^Too many Cluster redirections/,
+  /^CLUSTERDOWN/,
+  /^TRYAGAIN/,
+  /^Failed to refresh slots cache/,
+  /^None of startup nodes is available/,
+  /^All sentinels are unreachable/,
+  /^READONLY /,
+  /^LOADING /,
+  /^MASTERDOWN /,
 ];
 
 /**

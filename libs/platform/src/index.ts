@@ -4,6 +4,7 @@ export * from './validation-errors';
 export * from './rpc';
 export * from './health';
 export * from './service-bootstrap';
+export * from './redis-topology';
 export * from './redis.connection';
 export * from './jetstream.connection';
 export * from './token-estimate';

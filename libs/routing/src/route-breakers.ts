@@ -216,11 +216,12 @@ export class RouteBreakers implements OnModuleInit {
   private async readStates(labels: string[]): Promise<void> {
     if (labels.length === 0 || !this.redis?.client) return;
     try {
-      const keys = labels.flatMap((label) => [routeKey(label, 'state'), routeKey(label, 'rate_limited')]);
-      const values = await this.redis.client.mget(...keys);
+      // One MGET per route: a route's keys share its hash tag, different routes' may be on other cluster nodes.
+      const client = this.redis.client;
+      const values = await Promise.all(labels.map((label) => client.mget(routeKey(label, 'state'), routeKey(label, 'rate_limited'))));
       labels.forEach((label, index) => {
-        const openUntil = Number(values[2 * index] ?? 0) || 0;
-        const rateLimited = openUntil !== 0 && values[2 * index + 1] === '1';
+        const openUntil = Number(values[index][0] ?? 0) || 0;
+        const rateLimited = openUntil !== 0 && values[index][1] === '1';
         const breaker = this.breaker(label);
         if (breaker.openUntil !== openUntil) Object.assign(breaker, { openUntil, probing: false });
         breaker.rateLimited = rateLimited;

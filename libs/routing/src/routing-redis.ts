@@ -1,33 +1,35 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import Redis from 'ioredis';
-import { REDIS_RECONNECT_OPTIONS } from '@gateway/platform';
+import { createRedisClient, REDIS_RECONNECT_OPTIONS, RedisClient, type RedisTopology } from '@gateway/platform';
 
-export const ROUTING_REDIS_URL = Symbol('ROUTING_REDIS_URL');
+/** The RedisTopology of route breakers and quotas (absent: per-process state). */
+export const ROUTING_REDIS = Symbol('ROUTING_REDIS');
 
 /** The pub/sub channel of breaker state changes (every replica listens). */
 export const ROUTE_STATE_CHANNEL = 'gateway:routes:state';
 
 /**
  * The Redis of route breakers and provider quotas, shared by every router and video-worker replica
- * (both set ROUTING_REDIS_URL to their REDIS_URL: the same Redis, the same keys). Never on the way of a request
+ * (both give ROUTING_REDIS their own Redis topology: the same Redis, the same keys). Never on the way of a request
  * while it is down: `available` is false unless the connection is ready, and callers then fall
  * back to per-replica state (breakers) or skip the check (quotas) instead of waiting in ioredis'
- * offline queue. Absent (no URL) in unit tests: everything is per-process.
+ * offline queue. Absent (no topology) in unit tests: everything is per-process. Every script and
+ * transaction touches one route's keys, which share the route's hash tag (`routeKey`), so all of
+ * this works on a Redis Cluster too.
  */
 @Injectable()
 export class RoutingRedis implements OnApplicationShutdown {
   private readonly logger = new Logger(RoutingRedis.name);
-  readonly client?: Redis;
+  readonly client?: RedisClient;
   /** A second connection: a subscribed one can issue no other commands. */
-  readonly subscriber?: Redis;
+  readonly subscriber?: RedisClient;
   private wasDown = false;
   private closing = false;
 
-  constructor(@Optional() @Inject(ROUTING_REDIS_URL) url?: string) {
-    if (!url) return;
+  constructor(@Optional() @Inject(ROUTING_REDIS) topology?: RedisTopology) {
+    if (!topology) return;
     const options = { ...REDIS_RECONNECT_OPTIONS, maxRetriesPerRequest: 1, enableOfflineQueue: false };
-    this.client = new Redis(url, options);
-    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true });
+    this.client = createRedisClient(topology, options);
+    this.subscriber = createRedisClient(topology, { ...options, enableOfflineQueue: true });
     for (const connection of [this.client, this.subscriber]) connection.on('error', () => undefined);
     this.client.on('close', () => {
       if (!this.wasDown && !this.closing) this.logger.warn('Redis unreachable: route breakers are per replica and quotas unchecked until it is back');

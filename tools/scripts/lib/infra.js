@@ -2,7 +2,8 @@
 /**
  * Makes sure PostgreSQL, Redis and NATS (with JetStream) answer on their localhost ports: starts them
  * when installed and stopped, installs them from Debian's packages when missing and running as root,
- * otherwise stops with what to install. Servers named by a non-local URL are only checked.
+ * otherwise stops with what to install. Servers named by a non-local URL are only checked, and so
+ * are a Redis Cluster or Sentinel set-up (REDIS_CLUSTER_NODES, REDIS_SENTINELS).
  */
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -123,6 +124,12 @@ const services = {
   },
 };
 
+/** redis-server on this machine, for set-ups of several servers: installed from Debian when missing and running as root. */
+function ensureRedisServer() {
+  if (services.redis.installed()) return;
+  if (!aptInstall(services.redis.packages)) throw new Error('redis-server is not installed: sudo apt-get install redis-server');
+}
+
 function natsServerBinary() {
   return which('nats-server') || (fs.existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : null);
 }
@@ -157,6 +164,22 @@ async function ensureService(name, host) {
     log(`stopping ${name}`);
     stop();
   };
+}
+
+/**
+ * A Redis Cluster or Sentinel set-up is the operator's: nothing is started, one of its nodes must
+ * answer.
+ */
+async function checkRedisNodes(list, variable) {
+  const nodes = list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const node of nodes) {
+    const at = node.lastIndexOf(':');
+    if (await portOpen(node.slice(0, at).replace(/^\[|\]$/g, ''), Number(node.slice(at + 1)), 1000)) return;
+  }
+  throw new Error(`none of ${variable} (${list}) answers`);
 }
 
 /** Sets a password for the local `postgres` role when the server wants one and we may set it. */
@@ -205,7 +228,9 @@ async function ensureInfra(env = process.env) {
   const natsUrl = env.NATS_URL || defaults.NATS_URL;
   const started = [];
   started.push(await ensureService('postgresql', hostOf(databaseUrl, '127.0.0.1')));
-  started.push(await ensureService('redis', hostOf(redisUrl, '127.0.0.1')));
+  const redisNodes = env.REDIS_CLUSTER_NODES || env.REDIS_SENTINELS;
+  if (redisNodes) await checkRedisNodes(redisNodes, env.REDIS_CLUSTER_NODES ? 'REDIS_CLUSTER_NODES' : 'REDIS_SENTINELS');
+  else started.push(await ensureService('redis', hostOf(redisUrl, '127.0.0.1')));
   started.push(await ensureService('nats', hostOf(natsUrl.split(',')[0], '127.0.0.1')));
   await ensurePostgresLogin(databaseUrl);
   await ensureJetStream(natsUrl);
@@ -219,4 +244,4 @@ const defaults = {
   NATS_URL: 'nats://127.0.0.1:4222',
 };
 
-module.exports = { ensureInfra, portOpen, waitForPort, natsServerBinary, defaults };
+module.exports = { ensureInfra, ensureRedisServer, portOpen, waitForPort, natsServerBinary, defaults };

@@ -6,7 +6,6 @@ import { AdmitGate, BudgetStore, ReserveResult } from '@gateway/billing';
 import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
-import { revocationEpochKey } from '../auth/revocation-epochs';
 import { BudgetService, HeldReservation } from '../billing/budget.service';
 import { CostEstimate } from '../billing/request-cost';
 import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/metering.decorators';
@@ -122,9 +121,9 @@ export class AdmissionGuard implements CanActivate {
     }
     const { minute, resetSeconds } = rateWindow(Date.now());
     const gate: AdmitGate = {
-      epochKey: revocationEpochKey(principal.accountId),
+      accountId: principal.accountId,
       expectedEpoch: request.authEpoch ?? '',
-      bucket: policy.bucket ? `${principal.accountId}:${policy.bucket}` : principal.accountId,
+      bucket: policy.bucket,
       minute,
       requestsPerMinute: limit.requestsPerMinute,
       tokensPerMinute: limit.tokensPerMinute,

@@ -1,13 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { revocationEpochKey } from '@gateway/billing';
 import { RedisConnection } from '@gateway/platform';
 
-const PREFIX = 'auth:epoch:';
-
-/** The account's epoch key, which the edge's request scripts compare in the same round trip as the rate limit. */
-export const revocationEpochKey = (accountId: string): string => PREFIX + accountId;
-
 /**
- * Per-account revocation epochs in Redis, shared by every edge replica: the barrier that makes a
+ * Per-account revocation epochs in Redis (the key the budget scripts compare, `revocationEpochKey`), shared by every edge replica: the barrier that makes a
  * key change hold on all replicas once its call has answered (docs/api.md, "Guarantees").
  * A revoking call bumps the account's epoch before it answers; every request served from a cache
  * hit has its rate-limit script compare the epoch the entry was filled under with the current one
@@ -19,10 +15,10 @@ export class RevocationEpochs {
 
   /** The account's current epoch ('0' before its first change); throws when Redis is unreachable. */
   async current(accountId: string): Promise<string> {
-    return (await this.redis.client.get(PREFIX + accountId)) ?? '0';
+    return (await this.redis.client.get(revocationEpochKey(accountId))) ?? '0';
   }
 
   async bump(accountId: string): Promise<void> {
-    await this.redis.client.incr(PREFIX + accountId);
+    await this.redis.client.incr(revocationEpochKey(accountId));
   }
 }

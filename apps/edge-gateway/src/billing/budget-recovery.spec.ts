@@ -106,7 +106,7 @@ describe('BudgetService while Redis has lost its state', () => {
     maskedKey: 'ek-proxy-...abcd',
     proxy: { isActive: true, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '1', spendWindow: null, enabledThinking: false },
   };
-  const gate: AdmitGate = { epochKey: 'e', expectedEpoch: '', bucket: 'acct', minute: 1, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
+  const gate: AdmitGate = { accountId: 'acct', expectedEpoch: '', minute: 1, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
 
   it('refuses with 503 and primes nothing from the ledger (a prime now would miss the backlog)', async () => {
     const cold: AdmitResult = { ok: false, reason: 'cold-store', requests: 0, tokens: 0 };

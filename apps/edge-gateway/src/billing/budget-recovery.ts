@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { BudgetStore, RestoredReservation } from '@gateway/billing';
-import { JetStreamConnection } from '@gateway/platform';
+import { JetStreamConnection, RedisConnection } from '@gateway/platform';
 import { EdgeEnv } from '../config/edge.env';
 
 export type RecoveryStorePort = Pick<BudgetStore, 'generation' | 'warm' | 'restore'>;
 export type UsageProgressPort = Pick<JetStreamConnection, 'lastUsageSequence' | 'meteringCaughtUp'>;
+export type FailoverPort = Pick<RedisConnection, 'onFailover'>;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 const CATCH_UP_POLL_MS = 200;
@@ -20,7 +21,7 @@ const CATCH_UP_POLL_MS = 200;
  * class prevents. So:
  *
  * - The admission script refuses everything ('cold-store', answered 503 with Retry-After) while the
- *   generation marker (`budget:generation`, no TTL: it goes with the data) is missing.
+ *   generation marker of its slot (`budget:generation:{…}`, no TTL: it goes with the data) is missing.
  * - Each replica keeps, in memory, the reservations of its requests whose response is still open
  *   (`track`/`forget`: one map entry per request in flight). Every replica looks at the marker every
  *   `BUDGET_PROBE_MS` (and the admission script tells it at once); on finding it missing it puts back
@@ -35,6 +36,13 @@ const CATCH_UP_POLL_MS = 200;
  *
  * Every replica that sees the loss runs the same steps; the first to finish writes the marker, and
  * a replica that finds a new marker it did not write puts its open reservations back too.
+ *
+ * A failover (a replica promoted after its master died, on Sentinel or a cluster) keeps the markers
+ * but may lose the last writes the master had not yet replicated, among them reservations of
+ * requests still in flight: on every failover the replica puts its open reservations back too (one
+ * already there is left alone). A lost settlement needs nothing: its reservation, still held, counts
+ * at least its cost until it lapses, and the cached figures are primed again from the ledger within
+ * BALANCE_TTL_S.
  */
 @Injectable()
 export class BudgetRecovery implements OnModuleInit, OnApplicationShutdown {
@@ -51,7 +59,10 @@ export class BudgetRecovery implements OnModuleInit, OnApplicationShutdown {
     @Inject(BudgetStore) private readonly store: RecoveryStorePort,
     @Inject(JetStreamConnection) private readonly usage: UsageProgressPort,
     @Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'BUDGET_PROBE_MS'>,
-  ) {}
+    @Optional() @Inject(RedisConnection) redis?: FailoverPort,
+  ) {
+    redis?.onFailover(() => void this.failover());
+  }
 
   onModuleInit(): void {
     this.timer = setInterval(() => void this.probe(), this.env.BUDGET_PROBE_MS);
@@ -83,6 +94,13 @@ export class BudgetRecovery implements OnModuleInit, OnApplicationShutdown {
   lost(): void {
     this.generation = null;
     this.recover();
+  }
+
+  /** Redis changed hands: put back the reservations of the requests open here. */
+  private async failover(): Promise<void> {
+    if (this.stopped || this.open.size === 0) return;
+    this.logger.warn(`Redis failed over: putting back ${this.open.size} reservations in flight`);
+    await this.retry(() => this.store.restore([...this.open.values()])).catch(() => undefined);
   }
 
   /** One look at the marker. */

@@ -33,7 +33,7 @@ class AllocationStore implements BudgetStorePort {
     this.balanced = true;
   }
 
-  async primeKeySpend(keyId: string, windowId: string, usedNano: number): Promise<void> {
+  async primeKeySpend(_accountId: string, keyId: string, windowId: string, usedNano: number): Promise<void> {
     if (!this.spend.has(`${keyId}:${windowId}`)) this.spend.set(`${keyId}:${windowId}`, usedNano);
   }
 }
@@ -47,7 +47,7 @@ const weeklyKey: Principal = {
   proxy: { isActive: true, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '1', spendWindow: 'weekly', enabledThinking: false },
 };
 
-const gate: AdmitGate = { epochKey: 'e', expectedEpoch: '', bucket: 'acct', minute: 1, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
+const gate: AdmitGate = { accountId: 'acct', expectedEpoch: '', minute: 1, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
 
 describe('BudgetService spend windows (with an injected clock)', () => {
   it('refuses a weekly key that spent its allocation this week, and lets it through once the next week begins', async () => {

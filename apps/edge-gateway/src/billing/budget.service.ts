@@ -180,7 +180,7 @@ export class BudgetService {
     await this.store.primeBalance(principal.accountId, toNano(budget.credits));
     if (principal.proxy && budget.key) {
       const used = countsInCurrentWindow(principal.proxy.spendWindow, budget.key.windowStartedAt, now) ? toNano(budget.key.used) : 0;
-      await this.store.primeKeySpend(principal.keyId, windowId(principal, now), used, BALANCE_TTL_S);
+      await this.store.primeKeySpend(principal.accountId, principal.keyId, windowId(principal, now), used, BALANCE_TTL_S);
     }
   }
 }

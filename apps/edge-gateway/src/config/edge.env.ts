@@ -1,8 +1,8 @@
-import { BaseEnv, IpOrCidrList } from '@gateway/platform';
+import { BaseEnv, IpOrCidrList, WithRedisTopology } from '@gateway/platform';
 import { WithObjectStoreEnv } from '@gateway/storage';
 import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, Validate } from 'class-validator';
 
-export class EdgeEnv extends WithObjectStoreEnv(BaseEnv) {
+export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @IsInt()
   @Min(0)
   @Max(65535)

@@ -1,7 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { decodeVideoJobFailure, Queues, VideoJobFailure, VideoJobProgress, VideoJobResult } from '@gateway/contracts';
-import { redisRetryDelay } from '@gateway/platform';
-import { EdgeEnv } from '../config/edge.env';
+import { bullPrefix, createBullConnection, RedisClient, RedisConnection } from '@gateway/platform';
 import { QueueEvents } from 'bullmq';
 
 export type VideoJobEvent =
@@ -23,10 +22,14 @@ export class VideoJobEvents implements OnModuleInit, OnApplicationShutdown {
   private readonly listeners = new Map<string, Set<VideoJobListener>>();
   private events?: QueueEvents;
 
-  constructor(@Inject(EdgeEnv) private readonly env: Pick<EdgeEnv, 'REDIS_URL'>) {}
+  private connection?: RedisClient;
+
+  constructor(private readonly redis: RedisConnection) {}
 
   async onModuleInit(): Promise<void> {
-    const events = new QueueEvents(Queues.video, { connection: { url: this.env.REDIS_URL, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay } });
+    this.connection = createBullConnection(this.redis.topology);
+    this.connection.on('error', () => undefined);
+    const events = new QueueEvents(Queues.video, { connection: this.connection, prefix: bullPrefix(this.redis.topology) });
     events.on('error', (error) => this.logger.error(`queue ${Queues.video} events: ${(error as Error).message}`));
     events.on('progress', ({ jobId, data }) => {
       if (isProgress(data)) this.emit(jobId, { type: 'progress', progress: data });
@@ -57,6 +60,7 @@ export class VideoJobEvents implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.events?.close().catch(() => undefined);
+    await this.connection?.quit().catch(() => undefined);
   }
 
   private emit(jobId: string, event: VideoJobEvent): void {

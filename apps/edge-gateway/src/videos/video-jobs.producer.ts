@@ -1,6 +1,6 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Queues, VideoJobData, VideoJobs } from '@gateway/contracts';
-import { RedisConnection } from '@gateway/platform';
+import { bullPrefix, RedisConnection } from '@gateway/platform';
 import { Job, Queue } from 'bullmq';
 
 /** Attempts per job; a worker that dies mid-job does not use one up (BullMQ stalled-job recovery). */
@@ -19,7 +19,7 @@ export class VideoJobsProducer implements OnApplicationShutdown {
   private readonly queue: Queue<VideoJobData>;
 
   constructor(redis: RedisConnection) {
-    this.queue = new Queue<VideoJobData>(Queues.video, { connection: redis.client });
+    this.queue = new Queue<VideoJobData>(Queues.video, { connection: redis.client, prefix: bullPrefix(redis.topology) });
   }
 
   async add(data: VideoJobData): Promise<void> {

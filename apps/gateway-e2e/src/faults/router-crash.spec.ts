@@ -65,7 +65,7 @@ describe('a router that dies mid-stream', () => {
     const entries = [await ledgerEntry(account.masterKey, events.requestId)];
     expect(entries).toEqual([expect.objectContaining({ request_id: events.requestId, status: 'cancelled' })]);
     // Settled: the reservation is gone from the account's open reservations.
-    const reservations = `resv:${account.accountId}`;
+    const reservations = `resv:{${account.accountId}}`;
     for (let attempt = 0; attempt < 100 && (await redis.hexists(reservations, events.requestId)); attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

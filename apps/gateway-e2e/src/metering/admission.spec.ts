@@ -105,7 +105,7 @@ describe('admission: epoch, rate limit and reservation in one script', () => {
     expect((await api('POST', '/v1/chat/completions', { key: chatKey, base: edgeA, body: CHAT })).status).toBe(200);
     expect((await api('GET', '/v1/models', { key: listKey, base: edgeA })).status).toBe(200);
     // ...until it does: the request's script answers 'stale' and the edge asks key-service again.
-    await redis.incr(`auth:epoch:${owner.accountId}`);
+    await redis.incr(`auth:epoch:{${owner.accountId}}`);
     const chat = await api('POST', '/v1/chat/completions', { key: chatKey, base: edgeA, body: CHAT });
     expect(chat.status).toBe(401);
     const list = await api('GET', '/v1/models', { key: listKey, base: edgeA });

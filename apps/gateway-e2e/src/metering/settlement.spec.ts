@@ -33,15 +33,14 @@ describe('budget settlement', () => {
   /** Admission with the gate wide open (no epoch to check, limits no test reaches): the reservation alone. */
   const reserve = (request: ReserveRequest) =>
     store.admit(request, {
-      epochKey: `epoch_${request.accountId}`,
+      accountId: request.accountId,
       expectedEpoch: '',
-      bucket: request.accountId,
       minute: Math.floor(Date.now() / 60_000),
       requestsPerMinute: 1_000_000,
       tokensPerMinute: 1_000_000,
       tokens: 0,
     });
-  const balance = async (accountId: string) => Number(await redis.get(`bal:${accountId}`));
+  const balance = async (accountId: string) => Number(await redis.get(`bal:{${accountId}}`));
 
   it('moves the cached balance by the real cost once, however often the request is settled', async () => {
     const accountId = `acct_settle_${randomUUID()}`;
@@ -70,11 +69,11 @@ describe('budget settlement', () => {
     const accountId = `acct_settle_${randomUUID()}`;
     const proxy = { keyId: `key_${randomUUID()}`, windowId: 'life' };
     await store.primeBalance(accountId, toNano(100));
-    await store.primeKeySpend(proxy.keyId, proxy.windowId, 0, 60);
+    await store.primeKeySpend(accountId, proxy.keyId, proxy.windowId, 0, 60);
     await reserve({ accountId, requestId: 'req_p', costNano: toNano(4), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } });
     await store.settle({ accountId, requestId: 'req_p', costNano: toNano(4), proxy });
     await store.settle({ accountId, requestId: 'req_p', costNano: toNano(4), proxy });
-    expect(Number(await redis.get(`pused:${proxy.keyId}:life`))).toBe(toNano(4));
+    expect(Number(await redis.get(`pused:{${accountId}}:${proxy.keyId}:life`))).toBe(toNano(4));
     expect(await reserve({ accountId, requestId: 'req_q', costNano: toNano(1), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } })).toMatchObject({
       ok: true,
     });
@@ -87,20 +86,20 @@ describe('budget settlement', () => {
   it('a settlement made while the cached figures were absent still counts when a prime that read the ledger before it writes after it', async () => {
     const accountId = `acct_settle_${randomUUID()}`;
     const proxy = { keyId: `key_${randomUUID()}`, windowId: 'life' };
-    const spend = async () => Number(await redis.get(`pused:${proxy.keyId}:life`));
+    const spend = async () => Number(await redis.get(`pused:{${accountId}}:${proxy.keyId}:life`));
     await store.primeBalance(accountId, toNano(100));
-    await store.primeKeySpend(proxy.keyId, proxy.windowId, toNano(1), 60);
+    await store.primeKeySpend(accountId, proxy.keyId, proxy.windowId, toNano(1), 60);
     await reserve({ accountId, requestId: 'req_l', costNano: toNano(2), ttlMs: 60_000, proxy: { ...proxy, allocationNano: toNano(5) } });
     // Both cached figures expire while the request is in flight ...
-    await redis.del(`bal:${accountId}`, `pused:${proxy.keyId}:life`);
+    await redis.del(`bal:{${accountId}}`, `pused:{${accountId}}:${proxy.keyId}:life`);
     // ... an edge reads the ledger for its prime (100 credits, 1 spent); the request is written and
     // settled; then the edge writes what it read.
     await store.settle({ accountId, requestId: 'req_l', costNano: toNano(2), proxy });
     await store.primeBalance(accountId, toNano(100));
-    await store.primeKeySpend(proxy.keyId, proxy.windowId, toNano(1), 60);
+    await store.primeKeySpend(accountId, proxy.keyId, proxy.windowId, toNano(1), 60);
     expect({ balance: await balance(accountId), spend: await spend() }).toEqual({ balance: toNano(98), spend: toNano(3) });
     // A figure primed once is not primed again, nor are the late settlements counted twice.
-    await store.primeKeySpend(proxy.keyId, proxy.windowId, toNano(1), 60);
+    await store.primeKeySpend(accountId, proxy.keyId, proxy.windowId, toNano(1), 60);
     expect(await spend()).toBe(toNano(3));
   });
 });

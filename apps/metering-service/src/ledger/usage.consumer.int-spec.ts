@@ -209,7 +209,7 @@ describe('UsageConsumer (integration): the money path and dead letters', () => {
       await budget.warm(`int-${randomUUID()}`);
       await budget.primeBalance(accountId, toNano(100));
       const usage = event(accountId, { model: 'int-cached', inputTokens: 1234, cacheReadTokens: 1000, cacheWriteTokens: 200, outputTokens: 77 });
-      const gate = { epochKey: `epoch_${accountId}`, expectedEpoch: '', bucket: accountId, minute: 0, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
+      const gate = { accountId, expectedEpoch: '', minute: 0, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
       expect(await budget.admit({ accountId, requestId: usage.requestId, costNano: toNano(1), ttlMs: 60_000 }, gate)).toMatchObject({ ok: true });
 
       // 34 uncached input tokens at 3, 1000 cache reads at 0.3, 200 cache writes at 3.75, 77 output at 15 (per million).
@@ -226,8 +226,8 @@ describe('UsageConsumer (integration): the money path and dead letters', () => {
       expect({ cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens }).toEqual({ cacheRead: 1000, cacheWrite: 200 });
       expect(await credits(accountId)).toBe(D(100).minus(cost).toFixed());
       // The reservation is gone and the cached balance moved by the cost, once.
-      expect(Number(await redis.get(`bal:${accountId}`))).toBe(toNano(100) - toNano(cost));
-      expect(Number(await redis.get(`resv:${accountId}:total`))).toBe(0);
+      expect(Number(await redis.get(`bal:{${accountId}}`))).toBe(toNano(100) - toNano(cost));
+      expect(Number(await redis.get(`resv:{${accountId}}:total`))).toBe(0);
       expect(await deadFor([usage.requestId])).toEqual([]);
     } finally {
       await redis.quit();

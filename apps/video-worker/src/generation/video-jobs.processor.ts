@@ -1,6 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { encodeVideoJobFailure, Queues, VideoJobData, VideoJobFailure, VideoJobResult, VideoJobs } from '@gateway/contracts';
-import { firstFieldProblem, GracefulShutdown, redisRetryDelay, runWithExtractedContext } from '@gateway/platform';
+import {
+  bullPrefix,
+  createBullConnection,
+  firstFieldProblem,
+  GracefulShutdown,
+  RedisClient,
+  RedisConnection,
+  runWithExtractedContext,
+} from '@gateway/platform';
 import { Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -33,10 +41,12 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
   private readonly shutdown = new AbortController();
   private readonly handlers: Record<VideoJobName, JobHandler>;
   private worker?: Worker;
+  private connection?: RedisClient;
   private closing?: Promise<void>;
 
   constructor(
-    @Inject(VideoWorkerEnv) private readonly env: Pick<VideoWorkerEnv, 'REDIS_URL' | 'VIDEO_CONCURRENCY' | 'VIDEO_LOCK_MS'>,
+    @Inject(VideoWorkerEnv) private readonly env: Pick<VideoWorkerEnv, 'VIDEO_CONCURRENCY' | 'VIDEO_LOCK_MS'>,
+    private readonly redis: RedisConnection,
     private readonly generation: VideoGenerationService,
     private readonly metrics: VideoJobMetrics,
     private readonly lifecycle: GracefulShutdown,
@@ -47,8 +57,11 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
   onApplicationBootstrap(): void {
     const missing = Object.values(VideoJobs).filter((name) => typeof this.handlers[name] !== 'function');
     if (missing.length > 0) throw new Error(`queue ${Queues.video}: no processor for job(s) ${missing.join(', ')}`);
+    this.connection = createBullConnection(this.redis.topology);
+    this.connection.on('error', () => undefined);
     this.worker = new Worker(Queues.video, (job, token, signal) => this.process(job, token, signal), {
-      connection: { url: this.env.REDIS_URL, maxRetriesPerRequest: null, retryStrategy: redisRetryDelay },
+      connection: this.connection,
+      prefix: bullPrefix(this.redis.topology),
       concurrency: this.env.VIDEO_CONCURRENCY,
       lockDuration: this.env.VIDEO_LOCK_MS,
       stalledInterval: this.env.VIDEO_LOCK_MS,
@@ -61,7 +74,7 @@ export class VideoJobsProcessor implements OnApplicationBootstrap, OnApplication
   }
 
   private closeWorker(): Promise<void> {
-    this.closing ??= this.worker?.close() ?? Promise.resolve();
+    this.closing ??= (this.worker?.close() ?? Promise.resolve()).finally(() => this.connection?.quit().catch(() => undefined));
     return this.closing;
   }
 

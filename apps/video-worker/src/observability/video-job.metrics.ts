@@ -1,6 +1,6 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Queues } from '@gateway/contracts';
-import { GatewayMetrics, Metrics, RedisConnection } from '@gateway/platform';
+import { bullPrefix, GatewayMetrics, Metrics, RedisConnection } from '@gateway/platform';
 import { Queue } from 'bullmq';
 import type { Histogram } from 'prom-client';
 
@@ -19,7 +19,7 @@ export class VideoJobMetrics implements OnApplicationShutdown {
 
   constructor(metrics: GatewayMetrics, redis: RedisConnection) {
     // A shared connection: BullMQ leaves closing it to RedisConnection.
-    this.queue = new Queue(Queues.video, { connection: redis.client });
+    this.queue = new Queue(Queues.video, { connection: redis.client, prefix: bullPrefix(redis.topology) });
     this.jobDuration = metrics.histogram(Metrics.videoJobDuration);
     metrics.gauge(Metrics.videoQueueDepth, async (gauge) => {
       const counts = await this.queue.getJobCounts(...COUNTED_STATES).catch(() => undefined);

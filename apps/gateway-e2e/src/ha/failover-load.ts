@@ -1,0 +1,187 @@
+/**
+ * Steady load through a failover, and what the ledger holds afterwards: the high-availability
+ * specs (ha/*.spec.ts) run it against suites on Redis Cluster, Sentinel and a NATS cluster.
+ */
+import { Client } from 'pg';
+import { api, createAccount, sleep } from '../support/api';
+import { storedKey } from '../support/keys-db';
+import { suiteInfo } from '../support/suite-info';
+
+export interface Sample {
+  kind: 'chat' | 'stream';
+  startedAt: number;
+  endedAt: number;
+  status: number;
+  requestId: string | null;
+  retryAfter: string | null;
+  body: any;
+  /** A stream that ended with [DONE]. */
+  complete?: boolean;
+}
+
+const CHAT = { model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: 'through the failover' }] };
+
+/** Chats, streamed and not, `workers` at a time on one key, until stopped or the key is refused (402). */
+export class FailoverLoad {
+  readonly samples: Sample[] = [];
+  private running = true;
+  private readonly done: Promise<void[]>;
+
+  constructor(
+    private readonly base: string,
+    private readonly key: string,
+    workers = 6,
+  ) {
+    this.done = Promise.all(Array.from({ length: workers }, (_, index) => this.worker(index % 2 === 0 ? 'chat' : 'stream')));
+  }
+
+  private async worker(kind: Sample['kind']): Promise<void> {
+    while (this.running) {
+      const sample = await this.once(kind);
+      this.samples.push(sample);
+      if (sample.status === 402) return;
+      // A 503 or 429 says when to come back; a short pause keeps the outage sampled.
+      if (sample.status !== 200) await sleep(100);
+    }
+  }
+
+  private async once(kind: Sample['kind']): Promise<Sample> {
+    const startedAt = Date.now();
+    try {
+      const response = await fetch(`${this.base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(kind === 'stream' ? { ...CHAT, stream: true, stream_options: { include_usage: true } } : CHAT),
+      });
+      const text = await response.text();
+      let body: any = text;
+      try {
+        body = kind === 'chat' || response.status !== 200 ? JSON.parse(text) : text;
+      } catch {
+        // kept as text
+      }
+      return {
+        kind,
+        startedAt,
+        endedAt: Date.now(),
+        status: response.status,
+        requestId: response.headers.get('x-request-id'),
+        retryAfter: response.headers.get('retry-after'),
+        body,
+        complete: kind === 'stream' && response.status === 200 ? text.includes('data: [DONE]') : undefined,
+      };
+    } catch (error) {
+      return { kind, startedAt, endedAt: Date.now(), status: 0, requestId: null, retryAfter: null, body: String(error) };
+    }
+  }
+
+  /** Polls until `condition` holds for the samples so far. */
+  async until(what: string, condition: (samples: Sample[]) => boolean, boundMs = 90_000): Promise<void> {
+    const deadline = Date.now() + boundMs;
+    while (!condition(this.samples)) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${boundMs} ms; last: ${JSON.stringify(this.samples.at(-1))?.slice(0, 300)}`);
+      await sleep(50);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
+}
+
+export interface LedgerCheck {
+  served: number;
+  unavailable: number;
+  /** From the first 503 to the end of the last one, in seconds (0 without any). */
+  unavailableSeconds: number;
+  /** Answered 2xx but not in the ledger. */
+  lost: number;
+  /** In the ledger more than once, or without a 2xx answer. */
+  doubled: number;
+  /** Spent beyond the key's allocation, in credits. */
+  overspend: number;
+  unexpected: { status: number; body: unknown }[];
+}
+
+/**
+ * Waits until the ledger holds an entry for every 2xx (metering catches up asynchronously), then
+ * compares: each served request exactly once, nothing charged that was not served, the key within
+ * its allocation. `since` bounds the 503 period measured (the failover's start).
+ */
+export async function checkLedger(samples: Sample[], keyId: string, allocation: number, since: number): Promise<LedgerCheck> {
+  const served = samples.filter((sample) => sample.status === 200);
+  const servedIds = new Set(served.map((sample) => sample.requestId));
+  const client = new Client({ connectionString: suiteInfo().env.DATABASE_URL });
+  await client.connect();
+  try {
+    const rows = async () =>
+      (await client.query<{ request_id: string; credits: string }>('SELECT request_id, credits::text FROM usage_logs WHERE key_id = $1', [keyId])).rows;
+    const deadline = Date.now() + 60_000;
+    let ledger = await rows();
+    while (served.some((sample) => !ledger.some((row) => row.request_id === sample.requestId)) && Date.now() < deadline) {
+      await sleep(200);
+      ledger = await rows();
+    }
+    const counts = new Map<string, number>();
+    for (const row of ledger) counts.set(row.request_id, (counts.get(row.request_id) ?? 0) + 1);
+    const spent = ledger.reduce((sum, row) => sum + Number(row.credits), 0);
+    const unavailable = samples.filter((sample) => sample.status === 503 && sample.endedAt >= since);
+    const first = Math.min(...unavailable.map((sample) => sample.startedAt));
+    const last = Math.max(...unavailable.map((sample) => sample.endedAt));
+    return {
+      served: served.length,
+      unavailable: unavailable.length,
+      unavailableSeconds: unavailable.length > 0 ? Math.round((last - first) / 100) / 10 : 0,
+      lost: served.filter((sample) => !counts.has(sample.requestId as string)).length,
+      doubled: ledger.filter((row) => !servedIds.has(row.request_id)).length + [...counts.values()].filter((count) => count > 1).length,
+      overspend: Math.max(0, spent - allocation),
+      unexpected: samples
+        .filter((sample) => ![200, 402, 429, 503].includes(sample.status) || (sample.status !== 200 && sample.status !== 402 && !sample.retryAfter))
+        .map(({ status, body }) => ({ status, body })),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A proxy key spent by steady load while `failover` runs (it kills something and resolves once the
+ * set-up serves again), until the key is refused for its allocation; then the ledger is checked and
+ * the figures printed under `label`. Fails on any 500, lost or doubled charge, or overspend.
+ */
+export async function spendThroughFailover(
+  base: string,
+  label: string,
+  failover: (accountId: string) => Promise<void>,
+  allocation = 0.015,
+): Promise<LedgerCheck> {
+  const owner = createAccount('enterprise', '100');
+  const created = await api('POST', '/v1/auth/proxy/create', { key: owner.masterKey, base, body: { name: 'failover', allocated_ammount: allocation } });
+  expect(created.status).toBe(201);
+  const proxyKey: string = created.body.key;
+  const { id: keyId } = await storedKey(proxyKey);
+
+  const load = new FailoverLoad(base, proxyKey);
+  let failedAt = 0;
+  try {
+    await load.until('a steady load', (samples) => samples.filter((sample) => sample.status === 200).length >= 40);
+    failedAt = Date.now();
+    await failover(owner.accountId);
+    const healedAt = Date.now();
+    await load.until('served after the failover', (samples) => samples.some((sample) => sample.startedAt > healedAt && sample.status === 200));
+    await load.until('the allocation spent (402)', (samples) => samples.some((sample) => sample.status === 402), 120_000);
+  } finally {
+    await load.stop();
+  }
+  const figures = await checkLedger(load.samples, keyId, allocation, failedAt);
+  console.log(
+    `${label}: ${figures.served} served, ${figures.unavailable} answered 503 over ${figures.unavailableSeconds} s, ` +
+      `lost ${figures.lost}, doubled ${figures.doubled}, overspend ${figures.overspend}`,
+  );
+  expect(figures).toMatchObject({ lost: 0, doubled: 0, overspend: 0, unexpected: [] });
+  for (const sample of load.samples.filter((sample) => sample.status === 503)) {
+    expect(sample.body.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
+  }
+  return figures;
+}
