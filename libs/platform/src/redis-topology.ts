@@ -2,7 +2,7 @@ import Redis, { Cluster, type ClusterOptions, type RedisOptions } from 'ioredis'
 import { redisRetryDelay } from './connection-resilience';
 import { IsString, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 
-const HOST_PORT = /^(\[[^\]]+\]|[^:\s,\[\]]+):(\d{1,5})$/;
+const HOST_PORT = /^(\[[^\]]+\]|[^:\s,[\]]+):(\d{1,5})$/;
 
 /** `host:port,host:port` (empty allowed: the variable is unset). */
 @ValidatorConstraint({ name: 'redisNodeList' })
