@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { allowsIngress, NetworkPolicy, Peer, PodUnderTest } from './support/network-policy';
+import { allowsIngress, matches, NetworkPolicy, Peer, PodUnderTest } from './support/network-policy';
 import { installedTool, KubeObject, render, renderKustomization, renderWithTool } from './support/kustomize';
 import { schemaErrors } from './support/schema-validation';
 
@@ -18,6 +18,7 @@ const K8S_DIR = __dirname;
 const ROOT = join(__dirname, '..');
 const BASE_DIR = join(K8S_DIR, 'base');
 const PRODUCTION_DIR = join(K8S_DIR, 'overlays', 'production');
+const SPLIT_EDGE_DIR = join(K8S_DIR, 'overlays', 'production-split-edge');
 const COMPOSE_FILE = join(ROOT, 'docker', 'compose.yaml');
 const DOCKERFILE = join(ROOT, 'docker', 'Dockerfile');
 const OPERATIONS_DOC = join(ROOT, 'docs', 'operations.md');
@@ -84,7 +85,7 @@ type Hpa = KubeObject & {
   spec: {
     scaleTargetRef: { kind: string; name: string };
     minReplicas?: number;
-    metrics: { type: string; resource?: { name: string }; pods?: { metric: { name: string } } }[];
+    metrics: { type: string; resource?: { name: string }; pods?: { metric: { name: string; selector?: Parameters<typeof matches>[0] } } }[];
   };
 };
 type ScaledObject = KubeObject & {
@@ -98,6 +99,12 @@ type Pdb = KubeObject & {
   spec: { selector: { matchLabels: Record<string, string> }; maxUnavailable?: number | string; minAvailable?: number | string };
 };
 type Secret = KubeObject & { stringData?: Record<string, string>; data?: Record<string, string> };
+type Service = KubeObject & { spec: { selector: Record<string, string>; ports: { name?: string; port: number }[] } };
+type Ingress = KubeObject & {
+  spec: {
+    rules: { http: { paths: { path: string; pathType: string; backend: { service: { name: string; port: { name?: string; number?: number } } } }[] } }[];
+  };
+};
 type ConfigMap = KubeObject & { data: Record<string, string> };
 
 function yamlFilesUnder(dir: string): string[] {
@@ -123,7 +130,7 @@ const sortById = (objects: KubeObject[]) =>
 
 const tool = installedTool();
 const itWithTool = tool ? it : it.skip;
-const rendered = { base: render(BASE_DIR), production: render(PRODUCTION_DIR) };
+const rendered = { base: render(BASE_DIR), production: render(PRODUCTION_DIR), splitEdge: render(SPLIT_EDGE_DIR) };
 const baseSecrets = rendered.base.objects.filter((object) => object.kind === 'Secret') as Secret[];
 const secretKeys = (name: string) => {
   const secret = baseSecrets.find((candidate) => candidate.metadata.name === name);
@@ -151,8 +158,8 @@ describe('YAML files', () => {
 });
 
 describe('rendering', () => {
-  itWithTool('the built-in renderer gives the same objects as the installed tool, for base and production', () => {
-    for (const dir of [BASE_DIR, PRODUCTION_DIR]) {
+  itWithTool('the built-in renderer gives the same objects as the installed tool, for base, production and production-split-edge', () => {
+    for (const dir of [BASE_DIR, PRODUCTION_DIR, SPLIT_EDGE_DIR]) {
       expect(sortById(renderKustomization(dir))).toEqual(sortById(renderWithTool(tool!, dir)));
     }
   });
@@ -298,6 +305,96 @@ describe('rendering', () => {
       write('unsupported/kustomization.yaml', 'resources: []\ncommonLabels: { a: b }\n');
       expect(() => renderKustomization(join(dir, 'unsupported'))).toThrow(/commonLabels/);
     });
+
+    describe('one app run twice (name suffix, labels on selectors, deletion by a label that is absent)', () => {
+      beforeAll(() => {
+        write(
+          'twice/app/app.yaml',
+          [
+            'apiVersion: apps/v1',
+            'kind: Deployment',
+            'metadata: { name: app, labels: { app: app } }',
+            'spec:',
+            '  selector: { matchLabels: { app: app } }',
+            '  template:',
+            '    metadata: { labels: { app: app } }',
+            '    spec:',
+            '      topologySpreadConstraints: [{ maxSkew: 1, topologyKey: h, whenUnsatisfiable: ScheduleAnyway, labelSelector: { matchLabels: { app: app } } }]',
+            '      containers: [{ name: main, image: example/app:0 }]',
+            '---',
+            'apiVersion: v1',
+            'kind: Service',
+            'metadata: { name: app, labels: { app: app } }',
+            'spec: { selector: { app: app }, ports: [{ name: http, port: 80 }] }',
+            '---',
+            'apiVersion: autoscaling/v2',
+            'kind: HorizontalPodAutoscaler',
+            'metadata: { name: app, labels: { app: app } }',
+            'spec: { scaleTargetRef: { apiVersion: apps/v1, kind: Deployment, name: app }, maxReplicas: 3 }',
+            '---',
+            'apiVersion: policy/v1',
+            'kind: PodDisruptionBudget',
+            'metadata: { name: app, labels: { app: app } }',
+            'spec: { maxUnavailable: 1, selector: { matchLabels: { app: app } } }',
+          ].join('\n'),
+        );
+        write('twice/app/kustomization.yaml', 'resources: [app.yaml]\n');
+        write('twice/a/kustomization.yaml', 'resources: [../app]\nnameSuffix: -a\nlabels:\n  - pairs: { part: a }\n    includeSelectors: true\n');
+        write(
+          'twice/kustomization.yaml',
+          [
+            'resources: [app, a]',
+            'patches:',
+            '  - target: { labelSelector: "app=app,!part" }',
+            '    patch: |-',
+            '      $patch: delete',
+            '      apiVersion: apps/v1',
+            '      kind: Deployment',
+            '      metadata: { name: any }',
+          ].join('\n'),
+        );
+      });
+
+      const both = { app: 'app', part: 'a' };
+      const expected = [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'app-a', labels: both },
+          spec: {
+            selector: { matchLabels: both },
+            template: {
+              metadata: { labels: both },
+              spec: {
+                topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'h', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: both } }],
+                containers: [{ name: 'main', image: 'example/app:0' }],
+              },
+            },
+          },
+        },
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'app-a', labels: both }, spec: { selector: both, ports: [{ name: 'http', port: 80 }] } },
+        {
+          apiVersion: 'autoscaling/v2',
+          kind: 'HorizontalPodAutoscaler',
+          metadata: { name: 'app-a', labels: both },
+          spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'app-a' }, maxReplicas: 3 },
+        },
+        {
+          apiVersion: 'policy/v1',
+          kind: 'PodDisruptionBudget',
+          metadata: { name: 'app-a', labels: both },
+          spec: { maxUnavailable: 1, selector: { matchLabels: both } },
+        },
+      ] as KubeObject[];
+
+      it('renames and relabels the copy, points its autoscaler at its Deployment, and deletes only the original', () => {
+        expect(sortById(renderKustomization(join(dir, 'twice')))).toEqual(sortById(expected));
+      });
+
+      itWithTool('and the installed tool renders it identically', () => {
+        expect(sortById(renderWithTool(tool!, join(dir, 'twice')))).toEqual(sortById(expected));
+      });
+    });
   });
 });
 
@@ -332,60 +429,101 @@ describe('schema validation', () => {
   });
 });
 
-describe.each([
-  ['base', rendered.base.objects],
-  ['production', rendered.production.objects],
-] as const)('k8s %s (rendered)', (variant, objects) => {
+/** The Deployments each variant runs: the base one per app; production a router per family group; the split edge an edge per family too. */
+const ROUTER_GROUPS: Record<string, string> = {
+  'inference-router-text': 'text',
+  'inference-router-embeddings': 'embeddings,moderations',
+  'inference-router-images': 'images',
+  'inference-router-decisions': 'decisions',
+};
+const EDGE_GROUPS = ['edge-gateway-text', 'edge-gateway-embeddings', 'edge-gateway-images', 'edge-gateway-decisions', 'edge-gateway-default'];
+const PRODUCTION_DEPLOYMENTS = [...APPS.filter((app) => app !== 'inference-router'), ...Object.keys(ROUTER_GROUPS)];
+const VARIANTS = [
+  ['base', rendered.base.objects, [...APPS]],
+  ['production', rendered.production.objects, PRODUCTION_DEPLOYMENTS],
+  ['production-split-edge', rendered.splitEdge.objects, [...PRODUCTION_DEPLOYMENTS.filter((name) => name !== 'edge-gateway'), ...EDGE_GROUPS]],
+] as const;
+
+/** The endpoint families of the router (`RouterFamilies`), read from the contracts lib (deploy may not import libs). */
+const ROUTER_FAMILIES = (/RouterFamilies = \[([^\]]+)\]/.exec(readFileSync(join(ROOT, 'libs', 'contracts', 'src', 'subjects.ts'), 'utf8'))?.[1] ?? '')
+  .split(',')
+  .map((item) => item.trim().replace(/^'|'$/g, ''))
+  .filter(Boolean);
+
+describe.each(VARIANTS)('k8s %s (rendered)', (variant, objects, deploymentNames) => {
   const ofKind = <T extends KubeObject>(kind: string) => objects.filter((object) => object.kind === kind) as T[];
   const deployments = ofKind<Workload>('Deployment');
-  const deployment = (app: string) => deployments.find((object) => object.metadata.name === app)!;
-  const container = (app: string) => deployment(app).spec.template.spec.containers[0];
+  const deployment = (name: string) => deployments.find((object) => object.metadata.name === name)!;
+  const container = (name: string) => deployment(name).spec.template.spec.containers[0];
+  /** The app a Deployment runs (several Deployments may run one app, each serving a part of its work). */
+  const appOf = (name: string) => deployment(name).spec.template.metadata!.labels!['app.kubernetes.io/name'] as App;
+  const deploymentsOf = (app: App) => deployments.filter((object) => appOf(object.metadata.name) === app).map((object) => object.metadata.name);
+  const envOf = (name: string, variable: string) => container(name).env?.find((entry) => entry.name === variable)?.value;
   const hpas = ofKind<Hpa>('HorizontalPodAutoscaler');
+  const hpaOf = (name: string) => hpas.find((hpa) => hpa.spec.scaleTargetRef.name === name);
   const scaledObjects = ofKind<ScaledObject>('ScaledObject');
   const config = ofKind<ConfigMap>('ConfigMap').find((object) => object.metadata.name === 'gateway-config')!;
   const servingPort = (app: App) => Number(app === 'edge-gateway' ? config.data.PORT : config.data.HEALTH_PORT);
-  const portNumber = (app: string, port: string | number | undefined) =>
-    typeof port === 'number' ? port : container(app).ports?.find((candidate) => candidate.name === port)?.containerPort;
-  const minimumReplicas = (app: string) =>
-    deployment(app).spec.replicas ??
-    hpas.find((hpa) => hpa.spec.scaleTargetRef.name === app)?.spec.minReplicas ??
-    scaledObjects.find((object) => object.spec.scaleTargetRef.name === app)?.spec.minReplicaCount ??
+  const portNumber = (name: string, port: string | number | undefined) =>
+    typeof port === 'number' ? port : container(name).ports?.find((candidate) => candidate.name === port)?.containerPort;
+  const minimumReplicas = (name: string) =>
+    deployment(name).spec.replicas ??
+    hpaOf(name)?.spec.minReplicas ??
+    scaledObjects.find((object) => object.spec.scaleTargetRef.name === name)?.spec.minReplicaCount ??
     1;
+  const podLabels = (name: string) => deployment(name).spec.template.metadata!.labels!;
 
   it.each(objects.map((object) => [`${object.kind} ${object.metadata.name}`, object]))('%s matches its API schema, with no unknown field', (_id, object) => {
     expect(schemaErrors(object)).toEqual([]);
   });
 
-  it('has one Deployment per app, everything in the model-gateway namespace and labelled part-of', () => {
-    expect(deployments.map((object) => object.metadata.name).sort()).toEqual([...APPS].sort());
+  it('runs every app, everything in the model-gateway namespace and labelled part-of', () => {
+    expect(deployments.map((object) => object.metadata.name).sort()).toEqual([...deploymentNames].sort());
+    expect([...new Set(deployments.map((object) => appOf(object.metadata.name)))].sort()).toEqual([...APPS].sort());
     for (const object of objects) {
       if (object.kind !== 'Namespace') expect([object.kind, object.metadata.namespace]).toEqual([object.kind, NAMESPACE]);
       expect(object.metadata.labels?.['app.kubernetes.io/part-of']).toBe('model-gateway');
     }
   });
 
-  describe.each(APPS.map((app) => [app]))('%s', (app) => {
-    it('selects its own pods and runs as the image user, never root', () => {
-      const { spec } = deployment(app);
-      expect(spec.selector?.matchLabels).toEqual({ 'app.kubernetes.io/name': app });
-      expect(spec.template.metadata?.labels?.['app.kubernetes.io/name']).toBe(app);
+  it("gives no two Deployments a selector that matches the other's pods (each autoscaler and budget counts its own)", () => {
+    for (const one of deployments) {
+      for (const other of deployments) {
+        if (one === other) continue;
+        expect([one.metadata.name, other.metadata.name, matches(one.spec.selector!, podLabels(other.metadata.name))]).toEqual([
+          one.metadata.name,
+          other.metadata.name,
+          false,
+        ]);
+      }
+    }
+  });
+
+  describe.each(deploymentNames.map((name) => [name]))('%s', (name) => {
+    const app = () => appOf(name);
+
+    it('selects its own pods (its instance, when the app runs in several Deployments) and runs as the image user, never root', () => {
+      const { spec } = deployment(name);
+      const expected = name === app() ? { 'app.kubernetes.io/name': app() } : { 'app.kubernetes.io/name': app(), 'app.kubernetes.io/instance': name };
+      expect(spec.selector?.matchLabels).toEqual(expected);
+      expect(spec.template.metadata?.labels).toEqual(expect.objectContaining(expected));
       expect(spec.template.spec.securityContext).toEqual(expect.objectContaining({ runAsNonRoot: true, runAsUser: 1000 }));
     });
 
     it('probes /healthz (startup, liveness) and /readyz (readiness) on the port the app serves them on', () => {
-      const { startupProbe, livenessProbe, readinessProbe } = container(app);
+      const { startupProbe, livenessProbe, readinessProbe } = container(name);
       expect(readinessProbe?.httpGet?.path).toBe('/readyz');
       expect(livenessProbe?.httpGet?.path).toBe('/healthz');
       expect(startupProbe?.httpGet?.path).toBe('/healthz');
       for (const probe of [startupProbe, livenessProbe, readinessProbe]) {
-        expect(portNumber(app, probe?.httpGet?.port)).toBe(servingPort(app));
+        expect(portNumber(name, probe?.httpGet?.port)).toBe(servingPort(app()));
       }
       // Generous: NATS, the catalog and the database may take a while after a cluster-wide restart.
       expect((startupProbe!.periodSeconds ?? 10) * (startupProbe!.failureThreshold ?? 3)).toBeGreaterThanOrEqual(60);
     });
 
     it('requests CPU and memory and caps memory, with requests within limits', () => {
-      for (const { resources } of [...(deployment(app).spec.template.spec.initContainers ?? []), container(app)]) {
+      for (const { resources } of [...(deployment(name).spec.template.spec.initContainers ?? []), container(name)]) {
         expect(resources?.requests).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
         expect(resources?.limits?.memory).toEqual(expect.any(String));
         for (const resource of ['cpu', 'memory'])
@@ -396,25 +534,25 @@ describe.each([
     });
 
     it('announces /metrics for Prometheus on the port that serves it', () => {
-      expect(deployment(app).spec.template.metadata?.annotations).toEqual(
+      expect(deployment(name).spec.template.metadata?.annotations).toEqual(
         expect.objectContaining({
           'prometheus.io/scrape': 'true',
-          'prometheus.io/port': String(servingPort(app)),
+          'prometheus.io/port': String(servingPort(app())),
           'prometheus.io/path': '/metrics',
         }),
       );
     });
 
     it('reads gateway-config and exactly the secrets it uses, each of which the base defines', () => {
-      const { env = [], envFrom = [] } = container(app);
+      const { env = [], envFrom = [] } = container(name);
       expect(envFrom.flatMap((source) => (source.configMapRef ? [source.configMapRef.name] : []))).toEqual(['gateway-config']);
       const fromSecrets = [
-        ...env.flatMap(({ name, valueFrom }) => {
+        ...env.flatMap(({ name: variable, valueFrom }) => {
           if (!valueFrom?.secretKeyRef) return [];
           // Each variable comes from the secret key of the same name.
-          expect(valueFrom.secretKeyRef.key).toBe(name);
+          expect(valueFrom.secretKeyRef.key).toBe(variable);
           expect(secretKeys(valueFrom.secretKeyRef.name)).toContain(valueFrom.secretKeyRef.key);
-          return [name];
+          return [variable];
         }),
         ...envFrom.flatMap((source) => {
           if (!source.secretRef) return [];
@@ -422,14 +560,14 @@ describe.each([
           return secretKeys(source.secretRef.name)!;
         }),
       ];
-      expect(fromSecrets.sort()).toEqual([...SECRET_ENV[app]].sort());
+      expect(fromSecrets.sort()).toEqual([...SECRET_ENV[app()]].sort());
     });
 
     it('has a disruption budget when it runs more than one replica, and none that blocks a node drain', () => {
-      const budgets = ofKind<Pdb>('PodDisruptionBudget').filter((pdb) => pdb.spec.selector.matchLabels['app.kubernetes.io/name'] === app);
-      if (minimumReplicas(app) > 1) expect(budgets).toHaveLength(1);
+      const budgets = ofKind<Pdb>('PodDisruptionBudget').filter((pdb) => matches(pdb.spec.selector, podLabels(name)));
+      if (minimumReplicas(name) > 1) expect(budgets).toHaveLength(1);
       for (const { spec } of budgets) {
-        const allowed = spec.maxUnavailable !== undefined ? Number(spec.maxUnavailable) : minimumReplicas(app) - Number(spec.minAvailable);
+        const allowed = spec.maxUnavailable !== undefined ? Number(spec.maxUnavailable) : minimumReplicas(name) - Number(spec.minAvailable);
         expect(allowed).toBeGreaterThanOrEqual(1);
       }
     });
@@ -465,8 +603,8 @@ describe.each([
     }
   });
 
-  it('autoscales edge-gateway and inference-router with autoscaling/v2 HPAs of at least two replicas', () => {
-    expect(hpas.map((hpa) => hpa.spec.scaleTargetRef.name).sort()).toEqual(['edge-gateway', 'inference-router']);
+  it('autoscales every edge-gateway and inference-router Deployment with an autoscaling/v2 HPA of at least two replicas', () => {
+    expect(hpas.map((hpa) => hpa.spec.scaleTargetRef.name).sort()).toEqual([...deploymentsOf('edge-gateway'), ...deploymentsOf('inference-router')].sort());
     for (const hpa of hpas) {
       expect(hpa.apiVersion).toBe('autoscaling/v2');
       expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
@@ -475,6 +613,11 @@ describe.each([
   });
 
   if (variant === 'base') {
+    it('keeps one router serving every endpoint family (ROUTER_FAMILIES unset: all of them)', () => {
+      expect(deploymentsOf('inference-router')).toEqual(['inference-router']);
+      expect(envOf('inference-router', 'ROUTER_FAMILIES')).toBeUndefined();
+    });
+
     it('scales on CPU only, which needs nothing but metrics-server, and holds placeholder Secrets with latest images', () => {
       for (const hpa of hpas) expect(hpa.spec.metrics.map((metric) => metric.type)).toEqual(['Resource']);
       expect(scaledObjects).toEqual([]);
@@ -492,9 +635,31 @@ describe.each([
     it('scales edge-gateway and inference-router on CPU and on in-flight requests per pod', () => {
       for (const hpa of hpas) {
         expect(hpa.spec.metrics).toContainEqual(
-          expect.objectContaining({ type: 'Pods', pods: expect.objectContaining({ metric: { name: 'gateway_inflight_requests' } }) }),
+          expect.objectContaining({ type: 'Pods', pods: expect.objectContaining({ metric: expect.objectContaining({ name: 'gateway_inflight_requests' }) }) }),
         );
       }
+    });
+
+    it('runs a router Deployment per family group (text; embeddings and moderations; images; decisions), each family served once', () => {
+      expect(ROUTER_FAMILIES).toEqual(['text', 'embeddings', 'moderations', 'images', 'decisions']);
+      const routers = deploymentsOf('inference-router');
+      expect(Object.fromEntries(routers.map((name) => [name, envOf(name, 'ROUTER_FAMILIES')]))).toEqual(ROUTER_GROUPS);
+      const served = routers.flatMap((name) => envOf(name, 'ROUTER_FAMILIES')!.split(','));
+      expect([...served].sort()).toEqual([...ROUTER_FAMILIES].sort());
+    });
+
+    it("scales each router on its own families' calls in flight (the gauge's `family` label) and CPU, with its own bounds", () => {
+      for (const name of deploymentsOf('inference-router')) {
+        const hpa = hpaOf(name)!;
+        expect(hpa.metadata.name).toBe(name);
+        const inflight = hpa.spec.metrics.find((metric) => metric.type === 'Pods')?.pods?.metric;
+        expect(inflight?.name).toBe('gateway_inflight_requests');
+        const selected = ROUTER_FAMILIES.filter((family) => inflight?.selector !== undefined && matches(inflight.selector, { family }));
+        expect([name, selected.join(',')]).toEqual([name, envOf(name, 'ROUTER_FAMILIES')]);
+      }
+      // Tuned per family: not one autoscaler copied four times.
+      const signals = deploymentsOf('inference-router').map((name) => JSON.stringify([hpaOf(name)!.spec.minReplicas, hpaOf(name)!.spec.metrics]));
+      expect(new Set(signals).size).toBe(signals.length);
     });
 
     it('scales video-worker with KEDA on the BullMQ wait list of the video queue, VIDEO_CONCURRENCY jobs per replica', () => {
@@ -523,12 +688,71 @@ describe.each([
     });
   }
 
+  if (variant === 'production-split-edge') {
+    it("routes each endpoint family's paths to its own edge Deployment through one Ingress, and every other /v1 path to the default edge", () => {
+      const ingresses = ofKind<Ingress>('Ingress');
+      expect(ingresses).toHaveLength(1);
+      const [ingress] = ingresses;
+      expect(ingress.apiVersion).toBe('networking.k8s.io/v1');
+      const paths = ingress.spec.rules.flatMap((rule) => rule.http.paths);
+      /** The Deployment a request path reaches: the longest matching Prefix path, its Service, the pods that Service selects. */
+      const reached = (path: string) => {
+        const route = paths
+          .filter(({ path: prefix, pathType }) => pathType === 'Prefix' && (path === prefix || path.startsWith(`${prefix.replace(/\/$/, '')}/`)))
+          .sort((a, b) => b.path.length - a.path.length)[0];
+        if (!route) return undefined;
+        const service = ofKind<Service>('Service').find((object) => object.metadata.name === route.backend.service.name);
+        expect(service?.spec.ports.map((port) => port.name)).toContain(route.backend.service.port.name);
+        const selected = deployments.filter((object) => matches({ matchLabels: service!.spec.selector }, podLabels(object.metadata.name)));
+        expect(selected).toHaveLength(1);
+        return selected[0].metadata.name;
+      };
+      // Every family of the router (a family added without a route here fails this test), with the paths clients call.
+      const FAMILY_PATHS: Record<string, { edge: string; paths: string[] }> = {
+        text: {
+          edge: 'edge-gateway-text',
+          paths: [
+            '/v1/chat/completions',
+            '/v1/responses',
+            '/v1/responses/resp_1',
+            '/v1/responses/resp_1/input_items',
+            '/v1/responses/input_tokens',
+            '/v1/messages',
+            '/v1/messages/count_tokens',
+          ],
+        },
+        embeddings: { edge: 'edge-gateway-embeddings', paths: ['/v1/embeddings'] },
+        moderations: { edge: 'edge-gateway-embeddings', paths: ['/v1/moderations'] },
+        images: { edge: 'edge-gateway-images', paths: ['/v1/images/generations'] },
+        decisions: { edge: 'edge-gateway-decisions', paths: ['/v1/systemone', '/v1/decisions'] },
+      };
+      expect(Object.keys(FAMILY_PATHS)).toEqual(ROUTER_FAMILIES);
+      for (const { edge, paths: familyPaths } of Object.values(FAMILY_PATHS)) {
+        for (const path of familyPaths) expect([path, reached(path)]).toEqual([path, edge]);
+      }
+      for (const path of [
+        '/v1/models',
+        '/v1/auth/proxy',
+        '/v1/auth/proxy/',
+        '/v1/user/logs',
+        '/v1/files/images/a.png',
+        '/v1/videos/generations',
+        '/v1/chatter',
+      ]) {
+        expect([path, reached(path)]).toEqual([path, 'edge-gateway-default']);
+      }
+      // The edges' probes and metrics share the API port: not routed.
+      for (const path of ['/metrics', '/healthz', '/readyz']) expect([path, reached(path)]).toEqual([path, undefined]);
+      expect(new Set(paths.map((path) => reached(path.path))).size).toBe(EDGE_GROUPS.length);
+    });
+  }
+
   describe('NetworkPolicies', () => {
     const policies = ofKind<KubeObject & NetworkPolicy>('NetworkPolicy');
-    const pod = (app: App): PodUnderTest => ({
+    const pod = (name: string): PodUnderTest => ({
       namespace: NAMESPACE,
-      labels: deployment(app).spec.template.metadata!.labels!,
-      ports: container(app).ports ?? [],
+      labels: podLabels(name),
+      ports: container(name).ports ?? [],
     });
     const namespaceLabels = (name: string) => ({ 'kubernetes.io/metadata.name': name });
     const internet: Peer = { external: true };
@@ -543,19 +767,25 @@ describe.each([
       expect(allowsIngress(policies, infrastructure, sameNamespace, 4222)).toBe(true);
     });
 
-    it('lets anyone reach the edge on its API port, and nothing else of it', () => {
+    it('lets anyone reach every edge Deployment on its API port, and nothing else of it', () => {
       const port = servingPort('edge-gateway');
-      for (const peer of [internet, otherNamespace, monitoring, sameNamespace]) expect(allowsIngress(policies, pod('edge-gateway'), peer, port)).toBe(true);
-      expect(allowsIngress(policies, pod('edge-gateway'), internet, port + 1)).toBe(false);
+      for (const name of deploymentsOf('edge-gateway')) {
+        for (const peer of [internet, otherNamespace, monitoring, sameNamespace])
+          expect([name, allowsIngress(policies, pod(name), peer, port)]).toEqual([name, true]);
+        expect(allowsIngress(policies, pod(name), internet, port + 1)).toBe(false);
+      }
     });
 
-    it.each(BACKENDS.map((app) => [app]))('%s: reachable from the namespace, and from monitoring on its health port only', (app) => {
+    it.each(BACKENDS.map((app) => [app]))('%s (every Deployment of it): reachable from the namespace, and from monitoring on its health port only', (app) => {
       const port = servingPort(app);
-      expect(allowsIngress(policies, pod(app), sameNamespace, port)).toBe(true);
-      expect(allowsIngress(policies, pod(app), monitoring, port)).toBe(true);
-      expect(allowsIngress(policies, pod(app), monitoring, 5432)).toBe(false);
-      expect(allowsIngress(policies, pod(app), internet, port)).toBe(false);
-      expect(allowsIngress(policies, pod(app), otherNamespace, port)).toBe(false);
+      expect(deploymentsOf(app).length).toBeGreaterThan(0);
+      for (const name of deploymentsOf(app)) {
+        expect([name, allowsIngress(policies, pod(name), sameNamespace, port)]).toEqual([name, true]);
+        expect([name, allowsIngress(policies, pod(name), monitoring, port)]).toEqual([name, true]);
+        expect(allowsIngress(policies, pod(name), monitoring, 5432)).toBe(false);
+        expect(allowsIngress(policies, pod(name), internet, port)).toBe(false);
+        expect(allowsIngress(policies, pod(name), otherNamespace, port)).toBe(false);
+      }
     });
   });
 });

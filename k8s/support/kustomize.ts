@@ -96,12 +96,13 @@ interface Kustomization {
   kind?: string;
   resources?: string[];
   namespace?: string;
+  nameSuffix?: string;
   labels?: LabelsEntry[];
   images?: ImageEntry[];
   patches?: PatchEntry[];
 }
 
-const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'labels', 'images', 'patches']);
+const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'nameSuffix', 'labels', 'images', 'patches']);
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 const CLUSTER_SCOPED = new Set([
   'Namespace',
@@ -154,13 +155,14 @@ export function renderKustomization(dir: string): KubeObject[] {
     if (seen.has(idOf(object))) throw new Error(`${file}: ${idOf(object)} is defined twice`);
     seen.add(idOf(object));
   }
-  // kustomize's order of the built-in transformers: patches, namespace, labels, images.
+  // kustomize's order of the built-in transformers: patches, namespace, name suffix, labels, images.
   for (const entry of kustomization.patches ?? []) objects = applyPatchEntry(objects, entry, dir);
   if (kustomization.namespace) {
     for (const object of objects) {
       if (!CLUSTER_SCOPED.has(object.kind)) object.metadata.namespace = kustomization.namespace;
     }
   }
+  if (kustomization.nameSuffix) applyNameSuffix(objects, kustomization.nameSuffix, file);
   for (const entry of kustomization.labels ?? []) applyLabels(objects, entry, file);
   for (const image of kustomization.images ?? []) applyImage(objects, image);
   return objects;
@@ -230,6 +232,8 @@ function select(objects: KubeObject[], target: PatchTarget): KubeObject[] {
     .split(',')
     .filter(Boolean)
     .map((term) => {
+      const absent = /^\s*!([^=!\s]+)\s*$/.exec(term);
+      if (absent) return [absent[1], undefined] as const;
       const match = /^\s*([^=!\s]+)\s*=\s*([^=\s]*)\s*$/.exec(term);
       if (!match) throw new Error(`unsupported labelSelector term: ${term}`);
       return [match[1], match[2]] as const;
@@ -242,6 +246,7 @@ function select(objects: KubeObject[], target: PatchTarget): KubeObject[] {
       (target.version === undefined || target.version === version) &&
       (target.name === undefined || new RegExp(`^(?:${target.name})$`).test(object.metadata.name)) &&
       (target.namespace === undefined || target.namespace === object.metadata.namespace) &&
+      // `!key` (value undefined): the label is absent.
       labels.every(([key, value]) => object.metadata.labels?.[key] === value)
     );
   });
@@ -342,14 +347,57 @@ function applyJsonPatch(document: JsonObject, operations: Json[]): void {
 
 // --- labels and images --------------------------------------------------------------------------
 
-function applyLabels(objects: KubeObject[], entry: LabelsEntry, file: string): void {
-  const unknown = Object.keys(entry).filter((field) => !['pairs', 'includeSelectors', 'includeTemplates'].includes(field));
-  if (unknown.length > 0 || entry.includeSelectors) {
-    throw new Error(`${file}: labels with ${[...unknown, 'includeSelectors'].join(', ')} are unsupported by the built-in renderer`);
+/**
+ * Where `includeSelectors` adds its labels besides metadata and pod templates, for the kinds k8s/
+ * runs under such a label: a workload's selector and its pods' spread constraints, a Service's
+ * selector, a disruption budget's. Any other kind holding a selector is refused.
+ */
+const SELECTOR_KINDS = new Set(['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']);
+
+function addSelectorLabels(object: KubeObject, pairs: Record<string, string>, file: string): void {
+  const spec = (isObject(object.spec) ? object.spec : {}) as JsonObject;
+  const withPairs = (labels: Json | undefined): JsonObject => ({ ...(isObject(labels) ? labels : {}), ...pairs });
+  if (!SELECTOR_KINDS.has(object.kind)) throw new Error(`${file}: labels with includeSelectors on a ${object.kind} are unsupported by the built-in renderer`);
+  if (object.kind === 'Service') {
+    spec.selector = withPairs(spec.selector);
+  } else if (object.kind === 'Deployment' || object.kind === 'PodDisruptionBudget') {
+    const selector = (isObject(spec.selector) ? spec.selector : (spec.selector = {})) as JsonObject;
+    selector.matchLabels = withPairs(selector.matchLabels);
+  }
+  if (object.kind !== 'Deployment') return;
+  const podSpec = isObject(spec.template) && isObject(spec.template.spec) ? spec.template.spec : {};
+  if (podSpec.affinity !== undefined) throw new Error(`${file}: labels with includeSelectors on a pod affinity are unsupported by the built-in renderer`);
+  for (const constraint of Array.isArray(podSpec.topologySpreadConstraints) ? podSpec.topologySpreadConstraints : []) {
+    if (isObject(constraint) && isObject(constraint.labelSelector)) constraint.labelSelector.matchLabels = withPairs(constraint.labelSelector.matchLabels);
+  }
+}
+
+/**
+ * Appends the suffix to every object's name, and to the autoscalers' references to the objects
+ * renamed (kustomize's name references, for the only kind of reference k8s/ renames).
+ */
+function applyNameSuffix(objects: KubeObject[], suffix: string, file: string): void {
+  const renamed = new Map<string, string>();
+  for (const object of objects) {
+    if (!['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler'].includes(object.kind)) {
+      throw new Error(`${file}: nameSuffix on a ${object.kind} is unsupported by the built-in renderer`);
+    }
+    renamed.set(`${object.kind}/${object.metadata.name}`, `${object.metadata.name}${suffix}`);
+    object.metadata.name = `${object.metadata.name}${suffix}`;
   }
   for (const object of objects) {
+    const target = object.kind === 'HorizontalPodAutoscaler' && isObject(object.spec) ? object.spec.scaleTargetRef : undefined;
+    if (isObject(target)) target.name = renamed.get(`${String(target.kind)}/${String(target.name)}`) ?? target.name;
+  }
+}
+
+function applyLabels(objects: KubeObject[], entry: LabelsEntry, file: string): void {
+  const unknown = Object.keys(entry).filter((field) => !['pairs', 'includeSelectors', 'includeTemplates'].includes(field));
+  if (unknown.length > 0) throw new Error(`${file}: labels with ${unknown.join(', ')} are unsupported by the built-in renderer`);
+  for (const object of objects) {
     object.metadata.labels = { ...object.metadata.labels, ...entry.pairs };
-    if (!entry.includeTemplates) continue;
+    if (entry.includeSelectors) addSelectorLabels(object, entry.pairs, file);
+    if (!entry.includeTemplates && !entry.includeSelectors) continue;
     for (const path of TEMPLATE_PATHS[object.kind] ?? []) {
       const template = path.reduce<Json | undefined>((node, key) => (isObject(node) ? node[key] : undefined), object as unknown as Json);
       if (!isObject(template)) continue;

@@ -38,6 +38,18 @@ import { STORE_CLIENT, StoredResponsesClient } from './stored-responses/stored-r
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
 
+/** The router's NATS handlers; each replica subscribes those of its families (`servesSubject`). */
+export const ROUTER_CONTROLLERS = [
+  TextGenerationController,
+  DecisionController,
+  HealthController,
+  healthRpcController(Rpc.health('inference-router')),
+  EmbeddingsController,
+  ModerationsController,
+  ImagesController,
+  TokenCountingController,
+];
+
 /** Model catalog, provider adapters and format translation. */
 @Module({})
 export class InferenceRouterModule {
@@ -45,19 +57,11 @@ export class InferenceRouterModule {
     const logger = new Logger('ModelCatalog');
     const catalog = ModelCatalog.fromFile(env.MODELS_CONFIG, process.env, (message) => logger.warn(message));
     logger.log(`serving ${catalog.list().length} models from ${env.MODELS_CONFIG}`);
+    new Logger('RouterFamilies').log(`serving the families ${env.ROUTER_FAMILIES.join(', ')} (ROUTER_FAMILIES)`);
     return {
       module: InferenceRouterModule,
       imports: [],
-      controllers: [
-        TextGenerationController,
-        DecisionController,
-        HealthController,
-        healthRpcController(Rpc.health('inference-router')),
-        EmbeddingsController,
-        ModerationsController,
-        ImagesController,
-        TokenCountingController,
-      ],
+      controllers: ROUTER_CONTROLLERS,
       providers: [
         { provide: ModelCatalog, useValue: catalog },
         { provide: STORE_CLIENT, useFactory: (connection: JetStreamConnection) => new NatsRpcClient(connection), inject: [JetStreamConnection] },

@@ -4,6 +4,7 @@ import { bootstrapService, loadEnvOrExit, setupObservability } from '@gateway/pl
 import { InferenceRouterModule } from './app.module';
 import { CatalogError } from '@gateway/catalog';
 import { RouterEnv } from './router.env';
+import { servesSubject } from './families/router-families';
 
 async function main(): Promise<void> {
   const env = loadEnvOrExit(RouterEnv, 'inference-router');
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
     module,
     natsUrl: env.NATS_URL,
     queue: QueueGroups['inference-router'],
+    serves: servesSubject(env.ROUTER_FAMILIES),
     healthPort: env.HEALTH_PORT,
     logLevel: env.LOG_LEVEL,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,

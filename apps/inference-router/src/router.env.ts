@@ -1,9 +1,27 @@
-import { BaseEnv, WithRedisTopology } from '@gateway/platform';
+import { RouterFamilies, type RouterFamily } from '@gateway/contracts';
+import { BaseEnv, splitList, WithRedisTopology } from '@gateway/platform';
 import { WithObjectStoreEnv } from '@gateway/storage';
-import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayNotEmpty, IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
 /** The object store settings are where generated images are written (the edge serves them). */
 export class RouterEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
+  /**
+   * The endpoint families this replica serves (docs/operations.md, "Endpoint families"): it
+   * subscribes only their subjects, so each family can have pods, autoscaling and failures of its own.
+   */
+  @Transform(({ value }) => splitList(value))
+  @ArrayNotEmpty({ message: `ROUTER_FAMILIES must name at least one of ${RouterFamilies.join(', ')}` })
+  @IsIn(RouterFamilies, {
+    each: true,
+    message: ({ value }) =>
+      `ROUTER_FAMILIES must be a comma-separated list of ${RouterFamilies.join(', ')}; not ${(value as unknown[])
+        .filter((family) => !(RouterFamilies as readonly unknown[]).includes(family))
+        .map((family) => `'${String(family)}'`)
+        .join(', ')}`,
+  })
+  ROUTER_FAMILIES: RouterFamily[] = [...RouterFamilies];
+
   /** The model catalog (YAML). */
   @IsString()
   MODELS_CONFIG = 'config/models.yaml';

@@ -30,9 +30,10 @@ export const Subjects = {
   /** Broadcast: the client went away; the router serving the request aborts its upstream call. */
   inferenceCancel: 'inference.cancel',
   /**
-   * Liveness probes, answered by nobody: every router subscribes `inference.alive` (queue group
-   * `inference-router`) and `inference.alive.<router id>` (its own), so a probe the NATS server
-   * answers "no responders" means that router (or every router) is gone, whatever its load.
+   * Liveness probes, answered by nobody: every router subscribes `inference.alive.<router id>` (its
+   * own), `inference.alive.family.<family>` for each family it serves and `inference.alive` (queue
+   * group `inference-router`), so a probe the NATS server answers "no responders" means that router
+   * (or every router of the family, or every router) is gone, whatever its load.
    */
   inferenceAlive: 'inference.alive',
   inferenceEmbeddings: 'inference.embeddings',
@@ -46,6 +47,16 @@ export type Subject = (typeof Subjects)[keyof typeof Subjects];
 
 /** The subject one router replica's liveness is probed on (`inference.alive` asks any replica). */
 export const routerAliveSubject = (router: string): string => `${Subjects.inferenceAlive}.${router}`;
+
+/**
+ * The endpoint families a router replica may serve (`ROUTER_FAMILIES`): each is a set of subjects
+ * of the `Rpc` table (its entries' `family`), so each can run, scale and fail on its own pods.
+ */
+export const RouterFamilies = ['text', 'embeddings', 'moderations', 'images', 'decisions'] as const;
+export type RouterFamily = (typeof RouterFamilies)[number];
+
+/** Probed when no replica has named itself yet: is any router of the family still connected? */
+export const familyAliveSubject = (family: RouterFamily): string => `${Subjects.inferenceAlive}.family.${family}`;
 
 /** Each service answers `health.<service>` so the edge's readiness can prove the hop works. */
 export const healthSubject = (service: ServiceName): string => `health.${service}`;

@@ -14,6 +14,8 @@ export interface ServiceBootstrapOptions {
   natsUrl: string;
   /** Queue group for request subjects; omitted for a service that only publishes. */
   queue?: string;
+  /** Which of its handlers' subjects this replica subscribes (all when omitted): see `NatsTransportOptions.serves`. */
+  serves?: (subject: string) => boolean;
   healthPort: number;
   logLevel: LogLevel;
   /** How long in-flight work may take to finish on SIGTERM (SHUTDOWN_GRACE_MS). */
@@ -55,6 +57,7 @@ async function startService(options: ServiceBootstrapOptions, logger: Logger): P
     servers: splitList(options.natsUrl),
     ...NATS_RECONNECT_OPTIONS,
     queue: options.queue,
+    serves: options.serves,
     name: options.name,
   });
   app.connectMicroservice<CustomStrategy>({ strategy: server }, { inheritAppConfig: true });

@@ -1,8 +1,9 @@
 import { Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ModelCatalog } from '@gateway/catalog';
-import { DECISION_MODEL_ID, type DecisionModel } from '@gateway/contracts';
+import { DECISION_MODEL_ID, type DecisionModel, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
+import { EndpointFamily } from '../policy/endpoint-family.decorator';
 import { DecisionModelRoute, Public } from '../auth/auth.decorators';
 import { estimateDecisionCost } from '../billing/request-cost';
 import { OwnPrototypeCheck } from '../policy/body-policy.decorator';
@@ -13,6 +14,7 @@ import { DecisionsService } from './decisions.service';
 
 @ApiTags('Decisions')
 @Controller()
+@EndpointFamily(Rpc.inferenceDecide.family)
 export class DecisionsController {
   constructor(
     private readonly decisions: DecisionsService,

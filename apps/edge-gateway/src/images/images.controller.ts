@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ImageGenerationBody, MediaRoutes, Rpc } from '@gateway/contracts';
 import { FileUrls } from '@gateway/storage';
 import type { FastifyReply } from 'fastify';
+import { EndpointFamily } from '../policy/endpoint-family.decorator';
 import { MediaRelayService } from '../media/media-relay.service';
 import { mediaErrors } from '../media/media.api-docs';
 import { sendMediaReply } from '../media/media-reply';
@@ -13,6 +14,7 @@ import { Metered } from '../policy/metering.decorators';
 
 @ApiTags('Images')
 @Controller('images')
+@EndpointFamily(Rpc.inferenceImages.family)
 export class ImagesController {
   constructor(
     private readonly media: MediaRelayService,

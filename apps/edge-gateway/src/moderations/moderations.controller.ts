@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MediaRoutes, ModerationsBody, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
+import { EndpointFamily } from '../policy/endpoint-family.decorator';
 import { MediaRelayService } from '../media/media-relay.service';
 import { mediaErrors } from '../media/media.api-docs';
 import { sendMediaReply } from '../media/media-reply';
@@ -12,6 +13,7 @@ import { Metered } from '../policy/metering.decorators';
 
 @ApiTags('Moderations')
 @Controller()
+@EndpointFamily(Rpc.inferenceModerations.family)
 export class ModerationsController {
   constructor(private readonly media: MediaRelayService) {}
 

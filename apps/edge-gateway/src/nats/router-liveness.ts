@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Rpc } from '@gateway/contracts';
+import { Rpc, type RouterFamily } from '@gateway/contracts';
 import { JetStreamConnection, NatsRpcClient, ReplyExchange } from '@gateway/platform';
 import { TimeoutError } from 'rxjs';
 
@@ -7,8 +7,9 @@ import { TimeoutError } from 'rxjs';
 const PROBE_WAIT_MS = 1_000;
 
 /**
- * Asks the NATS server whether a router replica (or any router) is still connected: a probe on
- * `inference.alive.<router>` (`inference.alive` for any), which no router ever answers. The server
+ * Asks the NATS server whether a router replica (or any router of a family) is still connected: a
+ * probe on `inference.alive.<router>` (`inference.alive.family.<family>` for any router serving the
+ * family), which no router ever answers. The server
  * answers "no responders" at once when nobody is subscribed; silence means the replica is there,
  * however busy. The answer does not depend on the replica's CPU, so a slow router is never taken
  * for a dead one. Probes of one subject are shared while one is in flight.
@@ -22,10 +23,11 @@ export class RouterProbes {
     private readonly connection: JetStreamConnection,
   ) {}
 
-  alive(router: string | undefined): Promise<boolean> {
+  /** `router`: that replica; otherwise any router serving `family` (any router at all without one). */
+  alive(router: string | undefined, family?: RouterFamily): Promise<boolean> {
     // Our own connection down: nothing from any router reaches us, whatever state it is in.
     if (!this.connection.connected) return Promise.resolve(false);
-    const contract = Rpc.inferenceAlive(router);
+    const contract = router || !family ? Rpc.inferenceAlive(router) : Rpc.inferenceFamilyAlive(family);
     const subject = contract.subject;
     let probe = this.inflight.get(subject);
     if (!probe) {
@@ -64,8 +66,8 @@ export interface RouterWatchLimits {
  * One request's view of the router serving it: fed every frame that arrives, it calls `lost` (once)
  * when the router is gone — its replica's subscription vanished from NATS (probed after
  * `silenceMs` of silence; the replica names itself in its heartbeats and first stream frame), or no
- * replica ever named itself within three silences and a probe finds no router at all — or when no
- * answer frame came for `idleMs`. A router that is only slow (its frames delayed by CPU contention,
+ * replica ever named itself within three silences and a probe finds no router of the request's
+ * family at all — or when no answer frame came for `idleMs`. A router that is only slow (its frames delayed by CPU contention,
  * on either side) is probed, found subscribed, and waited for.
  */
 export class RouterWatch {
@@ -81,6 +83,8 @@ export class RouterWatch {
     private readonly limits: RouterWatchLimits,
     /** `idle`: no answer frame within `idleMs`, the router alive; otherwise the router is gone. */
     private readonly lost: (error: unknown, idle: boolean) => void,
+    /** The request's family: before a replica names itself, the routers of that family are probed. */
+    private readonly family?: RouterFamily,
   ) {
     this.arm(Math.min(limits.silenceMs, limits.idleMs));
   }
@@ -111,7 +115,7 @@ export class RouterWatch {
     const quiet = now - this.lastFrameAt;
     if (quiet < this.limits.silenceMs) return this.arm(Math.min(this.limits.silenceMs - quiet, idleLeft));
     const router = this.router;
-    void this.probes.alive(router).then((alive) => {
+    void this.probes.alive(router, this.family).then((alive) => {
       if (this.stopped) return;
       if (!alive) return this.lose(router ? ROUTER_GONE : new TimeoutError());
       // Nobody named itself: the request never reached a live replica (lost with one that died at once).

@@ -13,7 +13,11 @@ const SILENCE_MS = 100;
 const IDLE_MS = 1_000;
 
 /** A router on the other side of a fake NATS client: the test sends its frames. */
-function harness({ routerAlive = true, publishError }: { routerAlive?: boolean; publishError?: unknown } = {}) {
+function harness({
+  routerAlive = true,
+  publishError,
+  contract = Rpc.inferenceText,
+}: { routerAlive?: boolean; publishError?: unknown; contract?: typeof Rpc.inferenceText | typeof Rpc.inferenceEmbeddings } = {}) {
   let onFrame: ((frame: ReceivedFrame<TextFrame>) => void) | undefined;
   const emitted: unknown[] = [];
   const client = {
@@ -24,7 +28,13 @@ function harness({ routerAlive = true, publishError }: { routerAlive?: boolean; 
     },
     emit: (_contract: unknown, payload: unknown) => emitted.push(payload),
   } as unknown as NatsRpcClient;
-  const probes = { alive: async () => routerAlive } as unknown as RouterProbes;
+  const probed: [string | undefined, string | undefined][] = [];
+  const probes = {
+    alive: async (router?: string, family?: string) => {
+      probed.push([router, family]);
+      return routerAlive;
+    },
+  } as unknown as RouterProbes;
   const released: string[] = [];
   const budget = {
     claim: () => true,
@@ -37,11 +47,11 @@ function harness({ routerAlive = true, publishError }: { routerAlive?: boolean; 
   const request = { id: 'req-1', principal: { accountId: 'acct' } } as unknown as MeteredRequest;
   const frames: TextFrame[] = [];
   let ended: { ending: RelayEnding; state: RelayState } | undefined;
-  const run = relay.open(Rpc.inferenceText, request, reply, {} as never, {
+  const run = relay.open(contract as typeof Rpc.inferenceText, request, reply, {} as never, {
     frame: (frame) => void frames.push(frame),
     ended: (ending, state) => (ended = { ending, state: { ...state } }),
   });
-  return { run, send: (frame: ReceivedFrame<TextFrame>) => onFrame?.(frame), emitted, released, raw, frames, ended: () => ended };
+  return { run, send: (frame: ReceivedFrame<TextFrame>) => onFrame?.(frame), emitted, released, raw, frames, probed, ended: () => ended };
 }
 
 const answer: TextFrame = { kind: 'sse', frames: ['data: hi\n\n'], router: 'r1' };
@@ -78,6 +88,23 @@ describe('RouterRelay', () => {
     // It had answered: cancelled (not abandoned), and the usage event settles the reservation.
     expect(relay.emitted).toEqual([{ requestId: 'req-1' }]);
     expect(relay.released).toEqual([]);
+  });
+
+  it("ends router-error at once when no router serves the request's family (the NATS server's no responders)", () => {
+    const relay = harness({ contract: Rpc.inferenceEmbeddings });
+    relay.send({ kind: 'error', error: { code: 'NO_RESPONDERS' } });
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-error', error: { code: 'NO_RESPONDERS' } });
+    expect(relay.probed).toEqual([]);
+    expect(relay.released).toEqual(['req-1']);
+  });
+
+  it("probes the routers of the request's family while no replica has named itself, then the replica that did", async () => {
+    const relay = harness({ contract: Rpc.inferenceEmbeddings });
+    await jest.advanceTimersByTimeAsync(SILENCE_MS + 1);
+    expect(relay.probed).toEqual([[undefined, 'embeddings']]);
+    relay.send({ kind: 'heartbeat', router: 'r1' });
+    await jest.advanceTimersByTimeAsync(SILENCE_MS + 1);
+    expect(relay.probed.at(-1)).toEqual(['r1', 'embeddings']);
   });
 
   it('waits for a silent router that is still alive, and ends idle past the idle limit', async () => {

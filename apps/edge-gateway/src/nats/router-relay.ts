@@ -105,8 +105,11 @@ export class RouterRelay {
       handlers.ended(ending, state);
     };
     const relay: Relay = { state, finish: () => end({ kind: 'answered' }) };
-    const watch = new RouterWatch(this.probes, this.limits, (error, idle) =>
-      end(idle ? { kind: 'idle', error: error as TimeoutError } : { kind: 'router-gone', error }),
+    const watch = new RouterWatch(
+      this.probes,
+      this.limits,
+      (error, idle) => end(idle ? { kind: 'idle', error: error as TimeoutError } : { kind: 'router-gone', error }),
+      contract.family,
     );
     const onFrame = (frame: ReceivedFrame<ReplyOf<C>>) => {
       if (state.phase === 'ended') return;

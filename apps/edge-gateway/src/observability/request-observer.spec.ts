@@ -42,7 +42,8 @@ function setup() {
   });
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  fastify.post('/v1/chat/completions', async (request, reply) => {
+  // The family as `@EndpointFamily` puts it in the route's config.
+  fastify.post('/v1/chat/completions', { config: { family: 'text' } }, async (request, reply) => {
     const model = (request.body as { model: string }).model;
     if (!('principal' in request)) return reply.status(401).send({ error: 'no key' });
     if (model === 'slow-sim-chat') await gate;
@@ -57,17 +58,20 @@ const chat = (fastify: FastifyInstance, model: string, key = MASTER_KEY) =>
   fastify.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, payload: { model, messages: [] } });
 
 describe('RequestObserver', () => {
-  it('counts requests by route pattern, catalog model, status and key type, with no caller data in any label', async () => {
+  it("counts requests by route pattern, catalog model, status, key type and the route's family, with no caller data in any label", async () => {
     const { fastify, metrics } = setup();
     expect((await chat(fastify, 'sim-chat')).statusCode).toBe(200);
     expect((await chat(fastify, `sim-chat and my account ${ACCOUNT_ID}`)).statusCode).toBe(404);
     expect((await fastify.inject({ method: 'GET', url: `/v1/auth/proxy/ek-proxy-${'s'.repeat(40)}` })).statusCode).toBe(401);
     const text = await metrics.render();
-    expect(text).toContain('gateway_http_requests_total{route="/v1/chat/completions",model="sim-chat",status="200",key_type="master"} 1');
-    expect(text).toContain('gateway_http_requests_total{route="/v1/chat/completions",model="unknown",status="404",key_type="master"} 1');
-    expect(text).toContain('gateway_http_requests_total{route="/v1/auth/proxy/:proxy_key",model="none",status="401",key_type="none"} 1');
-    expect(text).toContain('gateway_http_request_duration_seconds_count{route="/v1/chat/completions",model="sim-chat",status="200",key_type="master"} 1');
-    expect(text).toContain('gateway_inflight_requests 0');
+    expect(text).toContain('gateway_http_requests_total{route="/v1/chat/completions",model="sim-chat",status="200",key_type="master",family="text"} 1');
+    expect(text).toContain('gateway_http_requests_total{route="/v1/chat/completions",model="unknown",status="404",key_type="master",family="text"} 1');
+    expect(text).toContain('gateway_http_requests_total{route="/v1/auth/proxy/:proxy_key",model="none",status="401",key_type="none",family="none"} 1');
+    expect(text).toContain(
+      'gateway_http_request_duration_seconds_count{route="/v1/chat/completions",model="sim-chat",status="200",key_type="master",family="text"} 1',
+    );
+    expect(text).toContain('gateway_inflight_requests{family="text"} 0');
+    expect(text).toContain('gateway_inflight_requests{family="none"} 0');
     for (const secret of [ACCOUNT_ID, MASTER_KEY.slice(-4), 'ek-proxy-', 'my account']) expect(text).not.toContain(secret);
   });
 
@@ -99,10 +103,11 @@ describe('RequestObserver', () => {
   });
 
   it('while draining: refuses new requests with a 503 carrying the request id, answers probes, and waits for open requests', async () => {
-    const { fastify, shutdown, release } = setup();
+    const { fastify, shutdown, release, metrics } = setup();
     const open = chat(fastify, 'slow-sim-chat');
     for (let i = 0; i < 50 && shutdown.inFlight === 0; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(shutdown.inFlight).toBe(1);
+    expect(await metrics.render()).toContain('gateway_inflight_requests{family="text"} 1');
     let drained: boolean | undefined;
     const drain = shutdown.drain(60_000).then((done) => (drained = done));
 

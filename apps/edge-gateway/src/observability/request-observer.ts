@@ -10,6 +10,7 @@ import type { AuthenticatedRequest } from '../auth/auth.decorators';
 import { errorBody } from '../errors/error-formats';
 import { errorFormatOf } from '../policy/error-format.decorator';
 import { clientRequestId } from '../http/client-request-id';
+import { familyOf } from '../policy/endpoint-family.decorator';
 import { requestTrace } from './traced-http-server';
 import { ErrorCode } from '@gateway/errors';
 
@@ -20,7 +21,7 @@ const REASONING_EXCLUDE = ':reasoning-exclude';
 /** A response that never finished: the client went away first (nginx's convention). */
 const CLIENT_CLOSED = 499;
 
-type RequestLabels = 'route' | 'model' | 'status' | 'key_type';
+type RequestLabels = 'route' | 'model' | 'status' | 'key_type' | 'family';
 
 interface Series {
   requests: Counter.Internal;
@@ -36,6 +37,8 @@ export interface RequestSummary {
   method: string;
   /** The route pattern (`/v1/auth/proxy/:key`), never the URL. */
   route: string;
+  /** The route's endpoint family (`none` for a route of none). */
+  family: string;
   model: string;
   status: number;
   latencyMs: number;
@@ -54,7 +57,7 @@ export class RequestObserver {
   private readonly log: Pino;
   private readonly requests: Counter<RequestLabels>;
   private readonly duration: Histogram<RequestLabels>;
-  private readonly inflight: Gauge<never>;
+  private readonly inflight: Gauge<'family'>;
   private readonly ttfb: Histogram<'route' | 'model'>;
   private readonly series = new Map<string, Series>();
 
@@ -75,12 +78,13 @@ export class RequestObserver {
     fastify.addHook('onRequest', async (request, reply) => {
       if (PROBE_ROUTES.has(request.routeOptions.url ?? '')) return;
       const endWork = this.shutdown.beginWork();
-      this.inflight.inc();
+      const inflight = this.inflight.labels({ family: familyOf(request) });
+      inflight.inc();
       let finished = false;
       reply.raw.once('finish', () => (finished = true));
       reply.raw.once('close', () => {
         endWork();
-        this.inflight.dec();
+        inflight.dec();
         const summary = this.summarize(request, reply, finished);
         nameSpan(request, summary);
         this.complete(summary);
@@ -115,6 +119,7 @@ export class RequestObserver {
       traceId: trace?.span.spanContext().traceId,
       method: request.method,
       route: routeOf(request),
+      family: familyOf(request),
       model: this.modelOf(request),
       status: finished ? reply.raw.statusCode : CLIENT_CLOSED,
       latencyMs: trace ? performance.now() - trace.startedAt : reply.elapsedTime,
@@ -154,7 +159,8 @@ export class RequestObserver {
     const key = `${summary.route}\n${summary.model}\n${summary.status}\n${summary.keyType}`;
     let series = this.series.get(key);
     if (!series) {
-      const labels = { route: summary.route, model: summary.model, status: String(summary.status), key_type: summary.keyType };
+      // The family follows from the route: not part of the key.
+      const labels = { route: summary.route, model: summary.model, status: String(summary.status), key_type: summary.keyType, family: summary.family };
       series = { requests: this.requests.labels(labels), duration: this.duration.labels(labels) };
       this.series.set(key, series);
     }

@@ -1,5 +1,6 @@
 // Not re-exported by the package's entry; the adapter reads the handler's metadata under this key.
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
+import type { RouterFamily } from '@gateway/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { ErrorFormat } from '../errors/error-formats';
 
@@ -12,6 +13,8 @@ export interface RoutePolicy {
   errorFormat?: ErrorFormat;
   /** The route refuses `__proto__` keys itself (see `@OwnPrototypeCheck()`). */
   ownPrototypeCheck?: boolean;
+  /** The endpoint family the route belongs to (see `@EndpointFamily()`). */
+  family?: RouterFamily;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   Rpc,
 } from '@gateway/contracts';
 import { CurrentPrincipal } from '../auth/auth.decorators';
+import { EndpointFamily } from '../policy/endpoint-family.decorator';
 import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { Unmetered } from '../policy/metering.decorators';
 import { ServiceClient } from '../nats/service-client';
@@ -31,6 +32,7 @@ const ID_PARAM = { name: 'id', description: 'The response id (`resp_…`), as `P
  */
 @ApiTags('Text generation')
 @Controller('responses')
+@EndpointFamily(Rpc.inferenceText.family)
 export class StoredResponsesController {
   constructor(private readonly services: ServiceClient) {}
 

@@ -1,7 +1,8 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { TextFormat } from '@gateway/contracts';
+import { TextFormat, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
+import { EndpointFamily } from '../policy/endpoint-family.decorator';
 import { AcceptsXApiKey } from '../auth/auth.decorators';
 import { textCostEstimator } from '../billing/request-cost';
 import { ErrorFormat } from '../policy/error-format.decorator';
@@ -27,6 +28,7 @@ const GENERATION_ERRORS = {
  */
 @ApiTags('Text generation')
 @Controller()
+@EndpointFamily(Rpc.inferenceText.family)
 export class TextGenerationController {
   constructor(private readonly generation: TextGenerationService) {}
 

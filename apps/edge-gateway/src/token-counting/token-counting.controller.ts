@@ -1,6 +1,8 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
+import { EndpointFamily } from '../policy/endpoint-family.decorator';
 import { AcceptsXApiKey, AuthenticatedRequest } from '../auth/auth.decorators';
 import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { ErrorFormat } from '../policy/error-format.decorator';
@@ -22,6 +24,7 @@ const HOW_COUNTED =
 /** Token counting in the two formats that define it, with the same key and model checks as generation. */
 @ApiTags('Text generation')
 @Controller()
+@EndpointFamily(Rpc.inferenceCountTokens.family)
 export class TokenCountingController {
   constructor(private readonly counting: TokenCountingService) {}
 

@@ -12,7 +12,7 @@ const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =
 
 const serviceMetrics = (service: string) => scrape(`http://127.0.0.1:${suiteInfo().services[service].healthPort}/metrics`);
 
-const CHAT_SERIES = { route: '/v1/chat/completions', model: 'sim-chat', status: '200', key_type: 'master' };
+const CHAT_SERIES = { route: '/v1/chat/completions', model: 'sim-chat', status: '200', key_type: 'master', family: 'text' };
 
 describe('metrics', () => {
   let account: TestAccount;
@@ -39,7 +39,7 @@ describe('metrics', () => {
     expect(prefixed.status).toBe(404);
   });
 
-  it('counts chat requests by route pattern, catalog model, status and key type; times streams and NATS hops', async () => {
+  it('counts chat requests by route pattern, catalog model, status, key type and endpoint family; times streams and NATS hops', async () => {
     const before = (await scrape(`${suiteInfo().edgeA}/metrics`)).text;
     expect((await chat(account.masterKey, 'sim-chat')).status).toBe(200);
     const streamed = await chat(account.masterKey, 'sim-chat', { stream: true });
@@ -73,13 +73,13 @@ describe('metrics', () => {
 
     const unknown = { route: '/v1/chat/completions', model: 'unknown', status: '404', key_type: 'master' };
     expect(valueOf(after, 'gateway_http_requests_total', unknown)).toBe(valueOf(before, 'gateway_http_requests_total', unknown) + 1);
-    const refused = { route: '/v1/auth/proxy', model: 'none', status: '401', key_type: 'none' };
+    const refused = { route: '/v1/auth/proxy', model: 'none', status: '401', key_type: 'none', family: 'none' };
     expect(valueOf(after, 'gateway_http_requests_total', refused)).toBe(valueOf(before, 'gateway_http_requests_total', refused) + 1);
     for (const secret of [invented, account.masterKey, account.masterKey.slice(-8), account.accountId]) {
       expect(after.includes(secret)).toBe(false);
     }
     const labelNames = new Set(samples(after, 'gateway_http_requests_total').flatMap((sample) => Object.keys(sample.labels)));
-    expect([...labelNames].sort()).toEqual(['key_type', 'model', 'route', 'status']);
+    expect([...labelNames].sort()).toEqual(['family', 'key_type', 'model', 'route', 'status']);
   });
 
   it('the router reports upstream latency and errors by provider and catalog model, and its in-flight calls', async () => {
@@ -100,6 +100,15 @@ describe('metrics', () => {
     expect(valueOf(after, 'gateway_upstream_errors_total', simulator)).toBe(valueOf(before, 'gateway_upstream_errors_total', simulator));
     expect(declares(after, 'gateway_inflight_requests', 'gauge')).toBe(true);
     expect(valueOf(after, 'gateway_inflight_requests')).toBe(0);
+    // By family: the suite's router serves them all (ROUTER_FAMILIES unset), and says so.
+    expect(samples(after, 'gateway_inflight_requests').map((sample) => sample.labels.family)).toEqual([
+      'text',
+      'embeddings',
+      'moderations',
+      'images',
+      'decisions',
+    ]);
+    expect(samples(after, 'gateway_router_families')).toEqual([{ labels: { families: 'text,embeddings,moderations,images,decisions' }, value: 1 }]);
   });
 
   it('metering reports ledger writes and the consumer backlog', async () => {

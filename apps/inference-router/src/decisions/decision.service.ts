@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { DECISION_MODEL_ID, type CallerContext, type TextFrame } from '@gateway/contracts';
+import { DECISION_MODEL_ID, Rpc, type CallerContext, type TextFrame } from '@gateway/contracts';
 import { decisionVendor, ModelCatalog } from '@gateway/catalog';
 import { randomUUID } from 'node:crypto';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
@@ -68,7 +68,7 @@ export class DecisionService {
 
   async decide(call: DecisionCall): Promise<TextFrame> {
     const reply = await this.calls.run(
-      { caller: call, route: DECISION_ROUTE, model: DECISION_MODEL_ID },
+      { caller: call, route: DECISION_ROUTE, family: Rpc.inferenceDecide.family, model: DECISION_MODEL_ID },
       (outcome) => this.run(call, outcome),
       (error) => this.fail(call, error),
     );

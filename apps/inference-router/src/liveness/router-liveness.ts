@@ -11,8 +11,10 @@ const FIRST_HEARTBEAT_MS = 500;
 
 /**
  * This replica's liveness, as the edge follows it. The replica has an id, named in every heartbeat
- * frame it sends, and subscribes `inference.alive.<id>` (and `inference.alive` in its queue group)
- * without ever answering: when a request goes silent, the edge sends a probe there, and the NATS
+ * frame it sends, and subscribes `inference.alive.<id>` (and, in its queue group,
+ * `inference.alive.family.<family>` for each family it serves, and `inference.alive`, which edges of
+ * the release before families probe) without ever answering: when a request goes silent, the edge
+ * sends a probe there (its family's when no replica has named itself yet), and the NATS
  * server answers "no responders" at once if this replica's connection is gone. A replica that is
  * only slow (its CPU shared, thousands of streams) keeps its subscriptions, so a probe never takes
  * it for dead — the answer comes from the NATS server, not from this busy process.
@@ -25,15 +27,18 @@ export class RouterLiveness implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly connection: JetStreamConnection,
-    @Inject(RouterEnv) private readonly env: Pick<RouterEnv, 'INFERENCE_HEARTBEAT_MS'>,
+    @Inject(RouterEnv) private readonly env: Pick<RouterEnv, 'INFERENCE_HEARTBEAT_MS' | 'ROUTER_FAMILIES'>,
   ) {}
+
+  /** The probes this replica's subscriptions answer "present" to. */
+  get probes(): { subject: string; queue?: string | false }[] {
+    return [Rpc.inferenceAlive(this.id), Rpc.inferenceAlive(), ...this.env.ROUTER_FAMILIES.map((family) => Rpc.inferenceFamilyAlive(family))];
+  }
 
   /** Once the connection is up (module init), with the request subscriptions. */
   onApplicationBootstrap(): void {
     const nats = this.connection.nats;
-    this.subscriptions = [Rpc.inferenceAlive(this.id), Rpc.inferenceAlive()].map(({ subject, queue }) =>
-      nats.subscribe(subject, { queue: queue || undefined, callback: () => undefined }),
-    );
+    this.subscriptions = this.probes.map(({ subject, queue }) => nats.subscribe(subject, { queue: queue || undefined, callback: () => undefined }));
   }
 
   /** Last of all: a draining replica is still alive while it finishes its requests. */

@@ -1,11 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { CallerContext, MediaReply, MediaRoute } from '@gateway/contracts';
+import { CallerContext, MediaReply, MediaRoute, MediaRoutes, Rpc, RouterFamily } from '@gateway/contracts';
 import { CatalogModel, ModelCatalog } from '@gateway/catalog';
 import { chatFormat } from '@gateway/client-formats';
 import { errorReply } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
 import { InflightRequests } from '../text-generation/inflight-requests';
 import { DomainError, ErrorCode } from '@gateway/errors';
+
+/** The family of each media route: that of its subject in the `Rpc` table. */
+const FAMILY_OF: Record<MediaRoute, RouterFamily> = {
+  [MediaRoutes.embeddings]: Rpc.inferenceEmbeddings.family,
+  [MediaRoutes.moderations]: Rpc.inferenceModerations.family,
+  [MediaRoutes.images]: Rpc.inferenceImages.family,
+};
 
 /** The reply of a call the edge abandoned (it answered its client already): sent to nobody. */
 const ABANDONED_REPLY: MediaReply = { kind: 'json', status: 499, body: null };
@@ -52,7 +59,9 @@ export class MediaCalls {
   async run(caller: CallerContext, route: MediaRoute, work: (outcome: CallOutcome) => Promise<MediaReply>): Promise<MediaReply> {
     const abort = this.inflight.register(caller.requestId);
     try {
-      const reply = await this.calls.run({ caller, route, signal: abort.signal }, work, (error) => errorReply(chatFormat, error, caller.requestId));
+      const reply = await this.calls.run({ caller, route, family: FAMILY_OF[route], signal: abort.signal }, work, (error) =>
+        errorReply(chatFormat, error, caller.requestId),
+      );
       return reply ?? ABANDONED_REPLY;
     } finally {
       this.inflight.release(caller.requestId);

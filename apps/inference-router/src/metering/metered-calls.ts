@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type CallerContext, type UsageRecordedEvent, type UsageStatus } from '@gateway/contracts';
+import { type CallerContext, type RouterFamily, type UsageRecordedEvent, type UsageStatus } from '@gateway/contracts';
 import { UpstreamError } from '@gateway/providers';
 import { toDomainError } from '../errors/error-reply';
 import { UsagePublisher } from '../usage/usage.publisher';
@@ -26,6 +26,8 @@ export interface CallOutcome {
 
 export interface MeteredCall {
   caller: CallerContext;
+  /** The endpoint family it belongs to, for the per-family in-flight gauge. */
+  family: RouterFamily;
   /** The usage route (`chat/completions`, `embeddings`, `decisions`, ...). */
   route: UsageRecordedEvent['route'];
   /** The model until the work knows better (the id the client sent). */
@@ -46,13 +48,20 @@ export interface MeteredCall {
 @Injectable()
 export class MeteredCalls {
   private readonly logger = new Logger(MeteredCalls.name);
-  private running = 0;
+  private readonly running = new Map<RouterFamily, number>();
 
   constructor(private readonly usage: UsagePublisher) {}
 
   /** Calls in progress, for the router's in-flight gauge. */
   get inFlight(): number {
-    return this.running;
+    let total = 0;
+    for (const count of this.running.values()) total += count;
+    return total;
+  }
+
+  /** Calls of `family` in progress. */
+  inFlightOf(family: RouterFamily): number {
+    return this.running.get(family) ?? 0;
   }
 
   /**
@@ -61,7 +70,7 @@ export class MeteredCalls {
    */
   async run<T>(call: MeteredCall, work: (outcome: CallOutcome) => Promise<T>, reply: (error: DomainError) => T): Promise<T | undefined> {
     const outcome: CallOutcome = { status: 'success', model: call.model ?? '', inputTokens: 0, outputTokens: 0 };
-    this.running++;
+    this.running.set(call.family, this.inFlightOf(call.family) + 1);
     try {
       return await work(outcome);
     } catch (error) {
@@ -70,7 +79,7 @@ export class MeteredCalls {
       outcome.units = undefined;
       return reply(this.failure(call, error));
     } finally {
-      this.running--;
+      this.running.set(call.family, this.inFlightOf(call.family) - 1);
       // Abandoned by the edge: its client got an error status, and is never charged for it.
       if (call.signal?.aborted) outcome.status = call.signal.reason === ABANDONED_BY_EDGE ? 'error' : 'cancelled';
       const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, status, provider, upstreamRoute } = outcome;

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { Rpc, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
@@ -49,6 +49,7 @@ export class TextGenerationService {
       const call = {
         caller: request,
         route: TEXT_ROUTES[request.format],
+        family: Rpc.inferenceText.family,
         model: typeof request.body.model === 'string' ? request.body.model : '',
         signal: abort.signal,
       };

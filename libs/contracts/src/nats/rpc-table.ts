@@ -17,7 +17,7 @@ import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type Med
 import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
 import type { ModelEntry } from '../inference/model-list.schema';
 import { CreateProxyKeyCommand, ProxyKeyCommand, UpdateProxyKeyCommand } from '../proxy-keys/proxy-key.commands';
-import { healthSubject, QueueGroups, routerAliveSubject, ServiceName, Subjects } from '../subjects';
+import { familyAliveSubject, healthSubject, QueueGroups, routerAliveSubject, RouterFamily, ServiceName, Subjects } from '../subjects';
 
 /**
  * How a subject is used:
@@ -32,8 +32,8 @@ export type Dto<T = object> = abstract new (...args: never[]) => T;
 /**
  * One NATS subject's contract: its wire name, how it is used, the class-validator DTO its payload
  * must satisfy (the one source of the payload's rules: the transport validates with the JSON schema
- * generated from it), the queue group its handlers share, and the type of its replies (a phantom:
- * never set, read by the client's types only).
+ * generated from it), the queue group its handlers share, the router family that serves it, and the
+ * type of its replies (a phantom: never set, read by the client's types only).
  */
 export interface RpcContract<Request = object, Reply = unknown, Kind extends RpcKind = RpcKind> {
   readonly subject: string;
@@ -41,6 +41,11 @@ export interface RpcContract<Request = object, Reply = unknown, Kind extends Rpc
   readonly request?: Dto<Request>;
   /** Handlers in the service's queue group share the messages; `false`: every subscriber gets each one. */
   readonly queue?: string | false;
+  /**
+   * Served only by the router replicas whose `ROUTER_FAMILIES` include it. Without a family, every
+   * replica of the service that handles the subject serves it (the model list, cancels, health).
+   */
+  readonly family?: RouterFamily;
   readonly reply?: Reply;
 }
 
@@ -56,6 +61,9 @@ const stream = <Request extends object, Reply>(subject: string, dto: Dto<Request
   ({ subject, kind: 'stream', request: dto }) as RpcContract<Request, Reply, 'stream'>;
 const event = <Event extends object>(subject: string, dto: Dto<Event>, queue?: string | false) =>
   ({ subject, kind: 'event', request: dto, queue }) as RpcContract<Event, never, 'event'>;
+
+/** The contract, served by the routers of `family` only. */
+const ofFamily = <C extends RpcContract, F extends RouterFamily>(family: F, contract: C) => ({ ...contract, family }) as C & { readonly family: F };
 
 /** What a router sends on a stream subject besides its answer: proofs of life. */
 type WithHeartbeats<Frame> = Frame | HeartbeatFrame;
@@ -87,26 +95,35 @@ export const Rpc = {
   responsesInputItems: request<InputItemsRequest, InputItemsPage>(Subjects.responsesInputItems, InputItemsRequest),
   responsesItems: request<StoredItemsRequest, StoredItems>(Subjects.responsesItems, StoredItemsRequest),
   /** The hot path: `TextFrame`s (heartbeats among them), then the end. */
-  inferenceText: stream<TextGenerationRequest, TextFrame>(Subjects.inferenceText, TextGenerationRequest),
+  inferenceText: ofFamily('text', stream<TextGenerationRequest, TextFrame>(Subjects.inferenceText, TextGenerationRequest)),
+  /** Every router answers it, whatever its families: `/v1/models` works while any router runs. */
   inferenceModels: request<object, ModelEntry[]>(Subjects.inferenceModels),
   /** One `json` frame, after heartbeats while it runs when asked for them. */
-  inferenceDecide: stream<DecisionRequest, WithHeartbeats<TextFrame>>(Subjects.inferenceDecide, DecisionRequest),
-  /** Broadcast to every router: the one serving the request stops. */
+  inferenceDecide: ofFamily('decisions', stream<DecisionRequest, WithHeartbeats<TextFrame>>(Subjects.inferenceDecide, DecisionRequest)),
+  /** Broadcast to every router, whatever its families (the edge cancels media and decisions too): the one serving the request stops. */
   inferenceCancel: event(Subjects.inferenceCancel, CancelInferenceEvent, false),
-  inferenceEmbeddings: stream<EmbeddingsRequest, MediaMessage>(Subjects.inferenceEmbeddings, EmbeddingsRequest),
-  inferenceModerations: stream<ModerationsRequest, MediaMessage>(Subjects.inferenceModerations, ModerationsRequest),
-  inferenceImages: stream<ImageGenerationRequest, MediaMessage>(Subjects.inferenceImages, ImageGenerationRequest),
-  /** One `json` `TextFrame`: the input tokens of a text-generation body. */
-  inferenceCountTokens: request<TextGenerationRequest, TextFrame>(Subjects.inferenceCountTokens, TextGenerationRequest),
+  inferenceEmbeddings: ofFamily('embeddings', stream<EmbeddingsRequest, MediaMessage>(Subjects.inferenceEmbeddings, EmbeddingsRequest)),
+  inferenceModerations: ofFamily('moderations', stream<ModerationsRequest, MediaMessage>(Subjects.inferenceModerations, ModerationsRequest)),
+  inferenceImages: ofFamily('images', stream<ImageGenerationRequest, MediaMessage>(Subjects.inferenceImages, ImageGenerationRequest)),
+  /** One `json` `TextFrame`: the input tokens of a text-generation body; a text router's work (it parses text formats). */
+  inferenceCountTokens: ofFamily('text', request<TextGenerationRequest, TextFrame>(Subjects.inferenceCountTokens, TextGenerationRequest)),
   /**
-   * Liveness probe of every router (queue group) or of one replica; answered by nobody (see
-   * `Subjects.inferenceAlive`): the NATS server's "no responders" is the answer.
+   * Liveness probe of one replica, or of any router (queue group; what edges of the release before
+   * families probe); answered by nobody (see `Subjects.inferenceAlive`): the NATS server's "no
+   * responders" is the answer.
    */
   inferenceAlive: (router?: string) =>
     request<object, never>(router ? routerAliveSubject(router) : Subjects.inferenceAlive, undefined, router ? false : QueueGroups['inference-router']),
+  /** Liveness probe of the routers serving `family` (queue group), answered by nobody like `inferenceAlive`. */
+  inferenceFamilyAlive: (family: RouterFamily) => request<object, never>(familyAliveSubject(family), undefined, QueueGroups['inference-router']),
   /** A service's readiness over NATS: `health.<service>`. */
   health: (service: ServiceName) => request<object, { ready: boolean; checks: Record<string, 'up' | 'down'> }>(healthSubject(service)),
 } as const;
 
 /** Every contract of the table (the parametrised ones excluded). */
 export const RPC_CONTRACTS: readonly RpcContract[] = (Object.values(Rpc) as unknown[]).filter((entry): entry is RpcContract => typeof entry !== 'function');
+
+const familiesBySubject = new Map(RPC_CONTRACTS.map((contract) => [contract.subject, contract.family]));
+
+/** The router family a subject belongs to; undefined for a subject of no family (or not in the table). */
+export const familyOfSubject = (subject: string): RouterFamily | undefined => familiesBySubject.get(subject);

@@ -131,6 +131,32 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     }
   });
 
+  it('subscribes only the subjects `serves` accepts: the others answer "no responders" at once, with no subscriber to wait for', async () => {
+    const partial = new NatsTransportServer({ servers: url, queue: 'transport-test', serves: (subject) => subject === Subjects.inferenceEmbeddings });
+    const reply = async () => new Observable((subscriber) => subscriber.complete());
+    partial.addHandler(Subjects.inferenceEmbeddings, reply);
+    partial.addHandler(Subjects.inferenceImages, reply);
+    await listen(partial);
+    try {
+      const media = { accountId: 'acc_1', keyId: 'key_1', keyType: 'master', maskedKey: 'ek-…abcd', ip: '127.0.0.1', requestId: 'req_1' };
+      const frames = (contract: typeof Rpc.inferenceEmbeddings | typeof Rpc.inferenceImages, body: object) =>
+        new Promise<ReceivedFrame<unknown>[]>((resolve) => {
+          const received: ReceivedFrame<unknown>[] = [];
+          const exchange = client.stream(contract, JSON.stringify({ ...media, body }), (frame) => {
+            received.push(frame);
+            if (['end', 'error'].includes((frame as { kind: string }).kind)) {
+              exchange.close();
+              resolve(received);
+            }
+          });
+        });
+      await expect(frames(Rpc.inferenceEmbeddings, { model: 'e', input: 'x' })).resolves.toEqual([{ kind: 'end' }]);
+      await expect(frames(Rpc.inferenceImages, { model: 'i', prompt: 'x' })).resolves.toEqual([{ kind: 'error', error: NO_RESPONDERS }]);
+    } finally {
+      await partial.close();
+    }
+  });
+
   it("streams a stream contract's frames, then exactly one end frame; a refused payload is the stream's one error frame", async () => {
     const request = {
       accountId: 'acc_1',

@@ -11,6 +11,12 @@ import { ErrorCode } from '@gateway/errors';
 export interface NatsTransportOptions extends ConnectionOptions {
   /** Queue group of the service's handlers, unless their contract says otherwise. */
   queue?: string;
+  /**
+   * Whether this replica subscribes a subject it has a handler for (all of them when omitted): a
+   * replica that does not subscribe never receives the subject's messages, and when no replica
+   * does, the NATS server answers its callers "no responders" at once.
+   */
+  serves?: (subject: string) => boolean;
 }
 
 const contractsBySubject = new Map<string, RpcContract>(RPC_CONTRACTS.map((contract) => [contract.subject, contract]));
@@ -33,9 +39,10 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
 
   async listen(callback: (error?: unknown) => void): Promise<void> {
     try {
-      this.connection = await connect({ ...this.options, queue: undefined } as ConnectionOptions);
+      this.connection = await connect({ ...this.options, queue: undefined, serves: undefined } as ConnectionOptions);
       natsLivenessCheck('nats', this.connection);
-      for (const [subject, handler] of this.messageHandlers) this.subscribe(this.connection, subject, handler);
+      const serves = this.options.serves ?? (() => true);
+      for (const [subject, handler] of this.messageHandlers) if (serves(subject)) this.subscribe(this.connection, subject, handler);
       callback();
     } catch (error) {
       callback(error);

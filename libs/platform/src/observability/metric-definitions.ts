@@ -2,9 +2,23 @@
  * Every metric the gateway exports, by name. Names follow Prometheus conventions and are what
  * dashboards and alerts query: treat them as persisted. Labels are bounded by construction: route
  * patterns, catalog model ids (anything else is `unknown`), statuses, key types, provider
- * adapters, NATS subjects and fixed enums. Never a key, an account id, an IP or a request id.
+ * adapters, NATS subjects, endpoint families and fixed enums. Never a key, an account id, an IP or
+ * a request id.
  */
-export const MetricLabelNames = ['route', 'model', 'status', 'key_type', 'provider', 'subject', 'state', 'outcome', 'result', 'reason'] as const;
+export const MetricLabelNames = [
+  'route',
+  'model',
+  'status',
+  'key_type',
+  'family',
+  'families',
+  'provider',
+  'subject',
+  'state',
+  'outcome',
+  'result',
+  'reason',
+] as const;
 export type MetricLabel = (typeof MetricLabelNames)[number];
 
 export interface MetricDefinition<L extends MetricLabel = MetricLabel> {
@@ -27,22 +41,28 @@ const define = <L extends MetricLabel>(definition: MetricDefinition<L>): MetricD
 export const Metrics = {
   httpRequests: define({
     name: 'gateway_http_requests_total',
-    help: 'HTTP requests answered by the edge, by route pattern, catalog model, status and key type',
+    help: "HTTP requests answered by the edge, by route pattern, catalog model, status, key type and the route's endpoint family",
     type: 'counter',
-    labels: ['route', 'model', 'status', 'key_type'],
+    labels: ['route', 'model', 'status', 'key_type', 'family'],
   }),
   httpRequestDuration: define({
     name: 'gateway_http_request_duration_seconds',
     help: 'Time from a request reaching the edge to its response (or stream) ending',
     type: 'histogram',
-    labels: ['route', 'model', 'status', 'key_type'],
+    labels: ['route', 'model', 'status', 'key_type', 'family'],
     buckets: REQUEST_BUCKETS,
   }),
   inflightRequests: define({
     name: 'gateway_inflight_requests',
-    help: 'Work in progress: on the edge, HTTP requests being served; on the router, upstream calls (generations and decisions)',
+    help: 'Work in progress, by endpoint family: on the edge, HTTP requests being served; on the router, upstream calls (generations, decisions, media)',
     type: 'gauge',
-    labels: [],
+    labels: ['family'],
+  }),
+  routerFamilies: define({
+    name: 'gateway_router_families',
+    help: 'Always 1: the endpoint families this router replica serves (ROUTER_FAMILIES), comma-separated in `families`',
+    type: 'gauge',
+    labels: ['families'],
   }),
   streamTtfb: define({
     name: 'gateway_stream_ttfb_seconds',
