@@ -154,6 +154,7 @@ export async function spendThroughFailover(
   base: string,
   label: string,
   failover: (accountId: string) => Promise<void>,
+  redis: { get(key: string): Promise<string | null> },
   allocation = 0.015,
 ): Promise<LedgerCheck> {
   const owner = createAccount('enterprise', '100');
@@ -183,5 +184,11 @@ export async function spendThroughFailover(
   for (const sample of load.samples.filter((sample) => sample.status === 503)) {
     expect(sample.body.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
   }
+  // Every request was settled in Redis too (metering's script on the account's slot): no
+  // reservation is left open on the account or the key.
+  const open = async () => [await redis.get(`resv:{${owner.accountId}}:total`), await redis.get(`resv:{${owner.accountId}}:key:${keyId}:total`)];
+  const deadline = Date.now() + 30_000;
+  while ((await open()).some((total) => Number(total ?? 0) !== 0) && Date.now() < deadline) await sleep(200);
+  expect((await open()).map((total) => Number(total ?? 0))).toEqual([0, 0]);
   return figures;
 }

@@ -6,6 +6,7 @@
  * charged twice, no key over its allocation. The figures are printed (README, "Guarantees").
  */
 import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
 import { AppProcess, RestartableServer, startApp, stopApps } from '../support/private-infra';
 import { spendThroughFailover } from './failover-load';
 import { coreScenario } from './core-paths';
@@ -19,12 +20,15 @@ const SERVICES = ['key-service', 'account-service', 'metering-service', 'inferen
 
 describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
   let cluster: any;
+  let redis: Cluster;
   let nats: RestartableServer;
   const apps: AppProcess[] = [];
   let edge: AppProcess;
 
   beforeAll(async () => {
     cluster = await startRedisCluster({ masters: 3, replicas: 1 });
+    redis = new Cluster(cluster.env.split(',').map((node: string) => ({ host: '127.0.0.1', port: Number(node.split(':')[1]) })));
+    redis.on('error', () => undefined);
     nats = await RestartableServer.nats();
     // REDIS_URL gives only credentials here (none): the cluster's nodes are found from REDIS_CLUSTER_NODES.
     const env = { NATS_URL: nats.url, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: cluster.env };
@@ -34,6 +38,7 @@ describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
   }, 180_000);
 
   afterAll(async () => {
+    redis?.disconnect();
     await stopApps(apps);
     await nats?.stop();
     await cluster?.stop();
@@ -45,12 +50,17 @@ describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
 
   it('loses the master of the account under steady load: a few seconds of 503 with Retry-After, the ledger exact, the allocation kept', async () => {
     let victim: any;
-    const figures = await spendThroughFailover(edge.base, 'Redis Cluster master killed under load', async (accountId) => {
-      // The master serving the account's slot: every budget key of the account lives there.
-      victim = cluster.masterOfSlot(calculateSlot(`{${accountId}}`));
-      await victim.kill();
-      await cluster.waitHealthy();
-    });
+    const figures = await spendThroughFailover(
+      edge.base,
+      'Redis Cluster master killed under load',
+      async (accountId) => {
+        // The master serving the account's slot: every budget key of the account lives there.
+        victim = cluster.masterOfSlot(calculateSlot(`{${accountId}}`));
+        await victim.kill();
+        await cluster.waitHealthy();
+      },
+      redis,
+    );
     expect(figures.unavailableSeconds).toBeLessThan(15);
     // The killed node comes back as a replica of the promoted one; the cluster heals.
     await victim.start();

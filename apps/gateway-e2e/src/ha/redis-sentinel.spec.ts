@@ -4,6 +4,7 @@
  * steady load is replaced by the replica within seconds — 503 with Retry-After meanwhile, no 500,
  * no request lost or charged twice, no key over its allocation (README, "Guarantees").
  */
+import Redis from 'ioredis';
 import { AppProcess, RestartableServer, startApp, stopApps } from '../support/private-infra';
 import { coreScenario } from './core-paths';
 import { spendThroughFailover } from './failover-load';
@@ -17,12 +18,15 @@ const SERVICES = ['key-service', 'account-service', 'metering-service', 'inferen
 
 describe('on Redis with Sentinel (1 master, 1 replica, 3 sentinels)', () => {
   let sentinel: any;
+  let redis: Redis;
   let nats: RestartableServer;
   const apps: AppProcess[] = [];
   let edge: AppProcess;
 
   beforeAll(async () => {
     sentinel = await startRedisSentinel({ name: 'gateway' });
+    redis = new Redis({ sentinels: sentinel.sentinels.map((node: any) => ({ host: '127.0.0.1', port: node.port })), name: 'gateway' });
+    redis.on('error', () => undefined);
     nats = await RestartableServer.nats();
     // REDIS_URL gives the credentials (none) and the database; the master is found through the sentinels.
     const env = { NATS_URL: nats.url, REDIS_URL: 'redis://127.0.0.1:6379/0', REDIS_SENTINELS: sentinel.env, REDIS_SENTINEL_NAME: 'gateway' };
@@ -32,6 +36,7 @@ describe('on Redis with Sentinel (1 master, 1 replica, 3 sentinels)', () => {
   }, 180_000);
 
   afterAll(async () => {
+    redis?.disconnect();
     await stopApps(apps);
     await nats?.stop();
     await sentinel?.stop();
@@ -42,10 +47,15 @@ describe('on Redis with Sentinel (1 master, 1 replica, 3 sentinels)', () => {
   }, 120_000);
 
   it('fails over to the replica under steady load: a few seconds of 503 with Retry-After, the ledger exact, the allocation kept', async () => {
-    const figures = await spendThroughFailover(edge.base, 'Sentinel master killed under load', async () => {
-      await sentinel.master.kill();
-      await waitFor('the sentinels to promote the replica', () => sentinel.currentMasterPort() === sentinel.replica.port, 60);
-    });
+    const figures = await spendThroughFailover(
+      edge.base,
+      'Sentinel master killed under load',
+      async () => {
+        await sentinel.master.kill();
+        await waitFor('the sentinels to promote the replica', () => sentinel.currentMasterPort() === sentinel.replica.port, 60);
+      },
+      redis,
+    );
     expect(figures.unavailableSeconds).toBeLessThan(15);
   }, 240_000);
 });
