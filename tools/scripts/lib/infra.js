@@ -219,4 +219,4 @@ const defaults = {
   NATS_URL: 'nats://127.0.0.1:4222',
 };
 
-module.exports = { ensureInfra, portOpen, waitForPort, natsServerBinary, defaults };
+module.exports = { ensureInfra, portOpen, waitForPort, natsServerBinary, aptInstall, defaults };
