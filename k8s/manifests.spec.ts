@@ -53,7 +53,7 @@ interface Probe {
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string } };
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; configMapKeyRef?: { name: string; key: string } };
 }
 interface Container {
   name: string;
@@ -590,6 +590,7 @@ describe.each(VARIANTS)('k8s %s (rendered)', (variant, objects, deploymentNames)
     expect(jobs[0].spec.backoffLimit).toBeGreaterThan(0);
     expect(jobs[0].spec.template.spec.containers[0].env).toEqual([
       { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'gateway-database', key: 'DATABASE_URL' } } },
+      { name: 'DATABASE_DIRECT_URL', valueFrom: { secretKeyRef: { name: 'gateway-database', key: 'DATABASE_DIRECT_URL', optional: true } } },
     ]);
     for (const object of deployments) expect(command(object.spec.template.spec).join(' ')).not.toContain('migrate');
   });

@@ -22,6 +22,8 @@ const ENV_CLASSES = {
   'account-service': ['apps/account-service/src/account.env.ts', 'AccountEnv'],
   'metering-service': ['apps/metering-service/src/metering.env.ts', 'MeteringEnv'],
   'video-worker': ['apps/video-worker/src/video-worker.env.ts', 'VideoWorkerEnv'],
+  // The migration runner: the `migrate` Job, `npm run migrate` and `npm start`.
+  migrations: ['libs/platform/src/base-env.ts', 'MigrationEnv'],
 };
 
 /** Documented variables no environment class reads: the OpenTelemetry SDK and the bootstrap script read them. */

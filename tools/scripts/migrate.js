@@ -9,8 +9,10 @@ async function main() {
   await ensureInfra(env);
   build({ quiet: true });
   const { ensureDatabase, migrate } = require('../../dist/libs/db/src/migrate');
-  if (await ensureDatabase(env.DATABASE_URL)) console.log('created database');
-  const { applied, alreadyApplied } = await migrate(env.DATABASE_URL);
+  // Migrations hold a session-level lock: past a transaction-mode pooler, straight to the database.
+  const databaseUrl = env.DATABASE_DIRECT_URL || env.DATABASE_URL;
+  if (await ensureDatabase(databaseUrl)) console.log('created database');
+  const { applied, alreadyApplied } = await migrate(databaseUrl);
   console.log(`migrations: ${applied.length} applied, ${alreadyApplied.length} already applied`);
 }
 

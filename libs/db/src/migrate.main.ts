@@ -1,12 +1,9 @@
+import { loadEnvOrExit, MigrationEnv, sessionDatabaseUrl } from '@gateway/platform';
 import { ensureDatabase, migrate } from './migrate';
 
 /** Entrypoint of the migration Job: `node dist/libs/db/src/migrate.main.js`. */
 async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) {
-    console.error('DATABASE_URL is required');
-    process.exit(1);
-  }
+  const databaseUrl = sessionDatabaseUrl(loadEnvOrExit(MigrationEnv, 'migrate'));
   if (await ensureDatabase(databaseUrl)) console.log('created database');
   const { applied, alreadyApplied } = await migrate(databaseUrl);
   console.log(`migrations: ${applied.length} applied, ${alreadyApplied.length} already applied`);

@@ -9,7 +9,12 @@ import { Client } from 'pg';
  * (the migration Job, or `npm start` locally), never from service replicas.
  */
 
-/** Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other. */
+/**
+ * Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other. The
+ * lock is session-level, held from the first statement to the last: give the runner a direct
+ * connection (DATABASE_DIRECT_URL), never a transaction-mode pooler, which would leave the lock on
+ * some server connection it then lends to other clients.
+ */
 const PRISMA_ADVISORY_LOCK = 72707369;
 
 const MIGRATIONS_TABLE = `

@@ -8,6 +8,10 @@ export const DATABASE_URL = Symbol('DATABASE_URL');
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(DATABASE_URL) databaseUrl: string) {
+    // No `statementNameGenerator`: the adapter then sends unnamed statements only, each parsed,
+    // bound and run before one Sync, so PgBouncer in transaction mode may hand the server connection
+    // to another client between any two statements (named ones need PgBouncer 1.21 or later with
+    // max_prepared_statements; Debian 12 ships 1.18). docs/operations.md#pgbouncer
     super({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
   }
 

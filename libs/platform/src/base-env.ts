@@ -1,5 +1,7 @@
 import 'reflect-metadata';
-import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+
+const POSTGRES_URL = /^postgres(ql)?:\/\/\S+$/;
 
 /**
  * Variables every service reads. Numeric fields carry explicit type annotations: the string-to-number
@@ -32,6 +34,25 @@ export class BaseEnv {
 }
 
 export class DatabaseEnv extends BaseEnv {
-  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgresql:// URL' })
+  @Matches(POSTGRES_URL, { message: 'DATABASE_URL must be a postgresql:// URL' })
   DATABASE_URL = 'postgresql://postgres:postgres@127.0.0.1:5432/gateway';
 }
+
+/**
+ * What the migration runner reads (the `migrate` Job, `npm run migrate`, `npm start`). It holds
+ * PostgreSQL's advisory lock across the whole run, a session-level lock that a pooler in transaction
+ * mode would leave on whichever server connection took it; so behind PgBouncer it connects to
+ * DATABASE_DIRECT_URL, the database itself.
+ */
+export class MigrationEnv {
+  @IsDefined({ message: 'DATABASE_URL is required' })
+  @Matches(POSTGRES_URL, { message: 'DATABASE_URL must be a postgresql:// URL' })
+  DATABASE_URL: string;
+
+  @IsOptional()
+  @Matches(POSTGRES_URL, { message: 'DATABASE_DIRECT_URL must be a postgresql:// URL' })
+  DATABASE_DIRECT_URL?: string;
+}
+
+/** A connection that keeps its session from one statement to the next: the direct URL when there is one. */
+export const sessionDatabaseUrl = (env: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string }): string => env.DATABASE_DIRECT_URL || env.DATABASE_URL;

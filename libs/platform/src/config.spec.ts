@@ -1,4 +1,4 @@
-import { DatabaseEnv } from './base-env';
+import { DatabaseEnv, MigrationEnv, sessionDatabaseUrl } from './base-env';
 import { InvalidEnvironmentError, parseEnv, splitList } from './config';
 
 describe('parseEnv', () => {
@@ -25,6 +25,24 @@ describe('parseEnv', () => {
     expect(message).toContain('HEALTH_PORT');
     expect(message).toContain('DATABASE_URL');
     expect(message).toContain('NATS_URL');
+  });
+});
+
+describe('MigrationEnv', () => {
+  const pooled = 'postgresql://gateway:pw@pgbouncer:6432/gateway';
+  const direct = 'postgresql://gateway:pw@postgres:5432/gateway';
+
+  it('migrates through DATABASE_DIRECT_URL when it is set, else DATABASE_URL', () => {
+    expect(sessionDatabaseUrl(parseEnv(MigrationEnv, { DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct }))).toBe(direct);
+    expect(sessionDatabaseUrl(parseEnv(MigrationEnv, { DATABASE_URL: direct }))).toBe(direct);
+    expect(sessionDatabaseUrl(parseEnv(MigrationEnv, { DATABASE_URL: direct, DATABASE_DIRECT_URL: '' }))).toBe(direct);
+  });
+
+  it('requires DATABASE_URL and names a direct URL that is not a postgresql:// URL', () => {
+    expect(() => parseEnv(MigrationEnv, {})).toThrow(/DATABASE_URL is required/);
+    expect(() => parseEnv(MigrationEnv, { DATABASE_URL: pooled, DATABASE_DIRECT_URL: 'mysql://x' })).toThrow(
+      /DATABASE_DIRECT_URL must be a postgresql:\/\/ URL/,
+    );
   });
 });
 

@@ -244,4 +244,4 @@ const defaults = {
   NATS_URL: 'nats://127.0.0.1:4222',
 };
 
-module.exports = { ensureInfra, ensureRedisServer, portOpen, waitForPort, natsServerBinary, defaults };
+module.exports = { ensureInfra, ensureRedisServer, portOpen, waitForPort, natsServerBinary, aptInstall, defaults };

@@ -10,8 +10,10 @@ const { rememberBootstrap, root } = require('./local-env');
 /** Resolves with the bootstrap account ({ account_id, master_key?, dev_key? }). */
 async function prepareDatabase(env) {
   const { ensureDatabase, migrate } = require(path.join(root, 'dist/libs/db/src/migrate'));
-  if (await ensureDatabase(env.DATABASE_URL)) console.log('created database');
-  const { applied } = await migrate(env.DATABASE_URL);
+  // Migrations hold a session-level lock: past a transaction-mode pooler, straight to the database.
+  const databaseUrl = env.DATABASE_DIRECT_URL || env.DATABASE_URL;
+  if (await ensureDatabase(databaseUrl)) console.log('created database');
+  const { applied } = await migrate(databaseUrl);
   console.log(`migrations applied: ${applied.length ? applied.join(', ') : 'none pending'}`);
 
   const bootstrap = spawnSync(process.execPath, [path.join(root, 'dist/apps/key-service/src/cli/admin.cli.js'), 'bootstrap', '--json'], {

@@ -45,16 +45,16 @@ export interface TestAccount {
   masterKey: string;
 }
 
-function adminCli(args: string[]): any {
-  const { env } = suiteInfo();
+/** `env` on top of the suite's, for a test whose services use another database URL. */
+function adminCli(args: string[], env: Record<string, string> = {}): any {
   const entry = join(__dirname, '../../../../dist/apps/key-service/src/cli/admin.cli.js');
-  const output = execFileSync(process.execPath, [entry, ...args, '--json'], { env, encoding: 'utf8' });
+  const output = execFileSync(process.execPath, [entry, ...args, '--json'], { env: { ...suiteInfo().env, ...env }, encoding: 'utf8' });
   return JSON.parse(output.trim().split('\n').pop() as string);
 }
 
 /** A new account made the way an operator makes one: the admin CLI. */
-export function createAccount(plan = 'pro', credits = '100'): TestAccount {
-  const created = adminCli(['account', 'create', '--plan', plan, '--credits', credits]);
+export function createAccount(plan = 'pro', credits = '100', env: Record<string, string> = {}): TestAccount {
+  const created = adminCli(['account', 'create', '--plan', plan, '--credits', credits], env);
   return { accountId: created.account_id, masterKey: created.master_key };
 }
 

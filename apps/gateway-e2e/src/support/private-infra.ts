@@ -114,7 +114,11 @@ export async function startApp(app: string, env: Record<string, string>, logId: 
     );
     if (status === 200) break;
     if (child.exitCode !== null) throw new Error(`${logId} exited with ${child.exitCode} (see ${join(info.logDir, `${logId}.log`)})`);
-    if (Date.now() > deadline) throw new Error(`${logId}: ${probe} did not answer 200 within 60 s`);
+    if (Date.now() > deadline) {
+      // Not left running: the caller gets no handle to stop it with.
+      child.kill('SIGKILL');
+      throw new Error(`${logId}: ${probe} did not answer 200 within 60 s`);
+    }
     await sleep(150);
   }
   return { app, child, port, base };
