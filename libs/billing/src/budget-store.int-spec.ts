@@ -265,5 +265,19 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       expect(await figure(`pused:{${accountId}}:${keyId}:life`)).toBe(toNano('0.5'));
       expect(await figure(`resv:{${accountId}}:total`)).toBe(5);
     });
+
+    it('does not put back a reservation settled meanwhile (a failover: the settlement reached the new master first)', async () => {
+      const { accountId, keyId, requestId } = ids();
+      await store.primeBalance(accountId, toNano(1));
+      await store.primeKeySpend(accountId, keyId, 'life', 0, 60);
+      expect(await reserve({ accountId, requestId, costNano: toNano('0.25'), proxy: { keyId, windowId: 'life', allocationNano: toNano(1) } })).toMatchObject({
+        ok: true,
+      });
+      await store.settle({ accountId, requestId, costNano: toNano('0.25'), proxy: { keyId, windowId: 'life' } });
+      await store.restore([{ accountId, requestId, costNano: toNano('0.25'), expiresAt: now + 60_000, keyId }]);
+      expect(await figure(`resv:{${accountId}}:total`)).toBe(0);
+      expect(await figure(`resv:{${accountId}}:key:${keyId}:total`)).toBe(0);
+      expect(await figure(`bal:{${accountId}}`)).toBe(toNano('0.75'));
+    });
   });
 });

@@ -14,6 +14,7 @@ import { loadScript, type ScriptName } from './lua-scripts';
  *   resv:{A}[:total|:expiries]    open reservations on the account (hash, sum, expiry set)
  *   pused:{A}:<key>:<window>      a proxy key's spend in its current window (primed, then incremented)
  *   resv:{A}:key:<key>[:total|:expiries]   open reservations on a proxy key
+ *   resv:{A}:settled              requests settled in the last SETTLED_MEMORY_MS (restore skips them)
  *   bal:{A}:late, pused:{A}:…:late          settled while the figure was absent (settle.lua)
  *   rl:{A}[:<bucket>]:r|t|me:<minute>       the rate limit's request and token windows, the free poll's marker
  *   auth:epoch:{A}                the account's revocation epoch (bumped by the edge on a key change)
@@ -31,6 +32,12 @@ const SLOTS = 16_384;
  */
 const LATE_SETTLEMENT_MS = 15_000;
 
+/**
+ * How long a settlement is remembered (`resv:{A}:settled`), so that reservations put back after a
+ * failover skip it: longer than a failover and the restore after it take.
+ */
+const SETTLED_MEMORY_MS = 120_000;
+
 const tag = (accountId: string) => `{${accountId}}`;
 
 const keys = {
@@ -43,6 +50,8 @@ const keys = {
     const hash = keyId === undefined ? `resv:${tag(accountId)}` : `resv:${tag(accountId)}:key:${keyId}`;
     return [hash, `${hash}:total`, `${hash}:expiries`];
   },
+  /** The account's requests settled lately (sorted by when), which a restore must not put back. */
+  settled: (accountId: string) => `resv:${tag(accountId)}:settled`,
   /** The rate limit's windows of an account (or one of its named buckets) in one minute. */
   window: (accountId: string, bucket: string | undefined, kind: 'r' | 't' | 'me', minute: number) =>
     `rl:${tag(accountId)}${bucket ? `:${bucket}` : ''}:${kind}:${minute}`,
@@ -157,9 +166,9 @@ interface Call {
 const SCRIPTS: Record<ScriptName, { command: string; numberOfKeys: number }> = {
   admit: { command: 'billingAdmit', numberOfKeys: 12 },
   'rate-limit': { command: 'billingRateLimit', numberOfKeys: 4 },
-  settle: { command: 'billingSettle', numberOfKeys: 10 },
+  settle: { command: 'billingSettle', numberOfKeys: 11 },
   prime: { command: 'billingPrime', numberOfKeys: 2 },
-  restore: { command: 'billingRestore', numberOfKeys: 6 },
+  restore: { command: 'billingRestore', numberOfKeys: 7 },
 };
 
 /** The sources, read once per process. */
@@ -284,7 +293,7 @@ export class BudgetStore {
   async restore(reservations: RestoredReservation[]): Promise<void> {
     const now = this.now();
     const calls = reservations.map(({ accountId, requestId, costNano, expiresAt, keyId }) => ({
-      keys: [...keys.reservations(accountId), ...keys.reservations(accountId, keyId ?? '')],
+      keys: [...keys.reservations(accountId), ...keys.reservations(accountId, keyId ?? ''), keys.settled(accountId)],
       args: [requestId, costNano, expiresAt, now, keyId ? '1' : '0'],
     }));
     const failed = (await this.runMany('restore', calls)).find((error) => error);
@@ -346,7 +355,15 @@ function settleCall({ accountId, requestId, costNano, proxy }: Settlement): Call
   const balance = keys.balance(accountId);
   const spend = proxy ? keys.keySpend(accountId, proxy.keyId, proxy.windowId) : `${balance}:nokey`;
   return {
-    keys: [balance, ...keys.reservations(accountId), spend, ...keys.reservations(accountId, proxy ? proxy.keyId : ''), keys.late(balance), keys.late(spend)],
-    args: [requestId, costNano, proxy ? '1' : '0', LATE_SETTLEMENT_MS],
+    keys: [
+      balance,
+      ...keys.reservations(accountId),
+      spend,
+      ...keys.reservations(accountId, proxy ? proxy.keyId : ''),
+      keys.late(balance),
+      keys.late(spend),
+      keys.settled(accountId),
+    ],
+    args: [requestId, costNano, proxy ? '1' : '0', LATE_SETTLEMENT_MS, SETTLED_MEMORY_MS],
   };
 }

@@ -10,6 +10,7 @@ import {
   GatewayMetrics,
   gatewayTracer,
   GracefulShutdown,
+  isDependencyUnavailable,
   JetStreamConnection,
   Metrics,
   recordSpanError,
@@ -29,6 +30,8 @@ const encoder = new TextEncoder();
 const RETRY_DELAY_MS = 2_000;
 /** While the database is unavailable, a batch is tried again after 250 ms, growing to this. */
 const MAX_HOLD_DELAY_MS = 5_000;
+/** How long settlements are tried again while Redis is unavailable (longer than a failover takes). */
+const SETTLE_HOLD_MS = 30_000;
 /** At most this many events are written in one statement. */
 const BATCH_SIZE = 256;
 /** Batches written at once by one replica (one in PostgreSQL while the next is priced, settled, acknowledged). */
@@ -311,7 +314,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       // Without a window (nothing charged) only the key's reservation is dropped.
       proxy: event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written[index].windowId ?? 'none' } : undefined,
     }));
-    const settled = await this.budget.settleMany(settlements).catch((error: Error) => settlements.map(() => error));
+    const settled = await this.settleHolding(settlements);
     items.forEach(({ event, message, span }, index) => {
       const error = settled[index];
       if (error) this.warn(span, `usage ${event.requestId}: reservation not settled in Redis: ${error.message}`);
@@ -323,6 +326,26 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       }
       span.end();
     });
+  }
+
+  /**
+   * Settles in Redis, and while Redis is unavailable (a failover: a master dying and a replica
+   * promoted) tries the failed ones again, with backoff, for up to SETTLE_HOLD_MS, the messages kept
+   * from redelivery meanwhile: a failover then leaves no reservation open. Past that (a longer
+   * outage) the reservation is left to lapse after its TTL; the ledger is written already. Resolves
+   * with the error of each settlement that still failed.
+   */
+  private async settleHolding(settlements: Settlement[]): Promise<(Error | null)[]> {
+    const results: (Error | null)[] = await this.budget.settleMany(settlements).catch((error: Error) => settlements.map(() => error));
+    const deadline = Date.now() + SETTLE_HOLD_MS;
+    for (let attempt = 0; !this.stopping && Date.now() < deadline; attempt++) {
+      const pending = results.flatMap((error, index) => (error && isDependencyUnavailable(error) ? [index] : []));
+      if (pending.length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
+      const again = await this.budget.settleMany(pending.map((index) => settlements[index])).catch((error: Error) => pending.map(() => error));
+      pending.forEach((index, position) => (results[index] = again[position]));
+    }
+    return results;
   }
 
   /** Logs in the event's span, so the line carries the request's trace id. */

@@ -10,8 +10,8 @@
 --#include reservations
 local balance_key, resv, resv_total, resv_expiries = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local spend_key, kresv, kresv_total, kresv_expiries = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local balance_late, spend_late = KEYS[9], KEYS[10]
-local id, cost, has_key, late_ms = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4]
+local balance_late, spend_late, settled = KEYS[9], KEYS[10], KEYS[11]
+local id, cost, has_key, late_ms, settled_ms = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], tonumber(ARGV[5])
 
 local function move(figure, late, op)
   if redis.call('EXISTS', figure) == 1 then
@@ -21,6 +21,14 @@ local function move(figure, late, op)
     redis.call('PEXPIRE', late, late_ms)
   end
 end
+
+-- Remembered for a while, so that an edge putting back its reservations in flight after a failover
+-- (restore.lua) does not put back one that was settled meanwhile.
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZADD', settled, now, id)
+redis.call('ZREMRANGEBYSCORE', settled, '-inf', now - settled_ms)
+redis.call('PEXPIRE', settled, settled_ms)
 
 local reserved = drop(resv, resv_total, resv_expiries, id)
 if has_key then drop(kresv, kresv_total, kresv_expiries, id) end
