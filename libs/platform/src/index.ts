@@ -7,6 +7,7 @@ export * from './service-bootstrap';
 export * from './redis-topology';
 export * from './redis.connection';
 export * from './jetstream.connection';
+export * from './jetstream-streams';
 export * from './token-estimate';
 export * from './observability';
 export * from './usage-event.publish';

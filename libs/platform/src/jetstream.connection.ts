@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { UsageStream } from '@gateway/contracts';
 import { NATS_RECONNECT_OPTIONS, natsLivenessCheck } from './connection-resilience';
+import { ensureStream, ReplicaPolicy, replicaPolicy, StreamDefinition } from './jetstream-streams';
 import {
   connect,
   createInbox,
@@ -16,9 +17,22 @@ import {
 
 export const JETSTREAM_SERVERS = Symbol('JETSTREAM_SERVERS');
 
+/** Every usage event, kept without an age limit (the ledger can be rebuilt from it). */
+export const USAGE_STREAM: StreamDefinition = {
+  name: UsageStream.name,
+  subjects: [...UsageStream.subjects],
+  retention: RetentionPolicy.Limits,
+  storage: StorageType.File,
+  // A publisher retries a publish whose acknowledgement was lost with the same message id: within
+  // this window JetStream stores it once (the ledger's unique request id covers any later retry).
+  duplicate_window: 2 * 60 * 1_000_000_000,
+};
+
 /**
  * A NATS connection for JetStream. On start it makes sure the usage stream exists (idempotent), so
- * publishers (router, edge) and the consumer (metering-service) may start in any order.
+ * publishers (router, edge) and the consumer (metering-service) may start in any order. On a NATS
+ * cluster the streams it ensures are replicated (see `ensureStream`): checked again after every
+ * reconnect, and whenever the cluster's membership changes while one has fewer copies than asked.
  */
 @Injectable()
 export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown {
@@ -28,6 +42,11 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   private client?: JetStreamClient;
   private acked?: AckedPublisher;
   private disconnected = false;
+  /** The streams this process ensures, with the replica count each had when last ensured. */
+  private readonly streams = new Map<string, { definition: StreamDefinition; replicas: number }>();
+  private ensuring = Promise.resolve();
+  private readonly disconnectListeners = new Set<() => void>();
+  private readonly serverLostListeners = new Set<() => void>();
 
   constructor(@Inject(JETSTREAM_SERVERS) private readonly servers: string[]) {}
 
@@ -47,13 +66,41 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
    * stream: publishes would fail with no responders until someone creates it again.
    */
   private async watchReconnects(connection: NatsConnection): Promise<void> {
+    let cluster = new Set(connection.info?.connect_urls ?? []);
     for await (const status of connection.status()) {
-      if (status.type === 'disconnect') this.disconnected = true;
+      if (status.type === 'disconnect') {
+        this.disconnected = true;
+        for (const listener of this.disconnectListeners) listener();
+      }
+      if (status.type === 'update') {
+        // The servers tell their clients each change of the cluster's membership (the client URLs
+        // of its servers); a server missing from it has left, or died.
+        const now = new Set(connection.info?.connect_urls ?? []);
+        const left = [...cluster].some((url) => !now.has(url));
+        cluster = now;
+        if (left) for (const listener of this.serverLostListeners) listener();
+        // A server joined or came back: a stream created with fewer copies than asked may get them now.
+        this.ensureStreams((kept) => this.policy.scaleUp && kept.replicas < this.policy.replicas);
+      }
       if (status.type !== 'reconnect') continue;
       this.disconnected = false;
-      this.logger.log('NATS reconnected');
-      await this.ensureUsageStream().catch((error: Error) => this.logger.warn(`usage stream not ensured after reconnect: ${error.message}`));
+      this.logger.log(`NATS reconnected (${connection.getServer()})`);
+      this.ensureStreams();
     }
+  }
+
+  /** Ensures the streams kept (one pass at a time, in the background: statuses keep being followed meanwhile). */
+  private ensureStreams(which: (kept: { replicas: number }) => boolean = () => true): void {
+    this.ensuring = this.ensuring.then(async () => {
+      for (const kept of [...this.streams.values()].filter(which)) {
+        await this.ensureStream(kept.definition).catch((error: Error) => this.logger.warn(`stream ${kept.definition.name} not ensured: ${error.message}`));
+      }
+    });
+  }
+
+  /** Copies asked of each stream on the server this connection is on (3 on a cluster, 1 on a lone server). */
+  private get policy(): ReplicaPolicy {
+    return replicaPolicy(this.connection?.info);
   }
 
   get jetstream(): JetStreamClient {
@@ -65,6 +112,26 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   get publisher(): AckedPublisher {
     this.acked ??= new AckedPublisher(this.nats);
     return this.acked;
+  }
+
+  /**
+   * Calls `listener` each time the connection loses its NATS server. Messages sent to this process
+   * meanwhile are lost (core NATS keeps nothing for a subscriber that is away), so a reply it is
+   * waiting for may never come. Returns the function that unregisters it.
+   */
+  onDisconnect(listener: () => void): () => void {
+    this.disconnectListeners.add(listener);
+    return () => this.disconnectListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` each time a server of the NATS cluster leaves it (dies, or is cut off), this
+   * connection's or another: messages on their way through it were lost, so a request sent just
+   * before may never have reached its service. Returns the function that unregisters it.
+   */
+  onServerLost(listener: () => void): () => void {
+    this.serverLostListeners.add(listener);
+    return () => this.serverLostListeners.delete(listener);
   }
 
   /** Connected to a NATS server now (false while it reconnects, and once closed). */
@@ -115,29 +182,22 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
     }
   }
 
-  /** Creates the usage stream unless it exists (idempotent). */
+  /** Creates the usage stream unless it exists (idempotent); see `ensureStream`. */
   async ensureUsageStream(): Promise<void> {
+    await this.ensureStream(USAGE_STREAM);
+  }
+
+  /**
+   * Makes sure a stream exists, with three copies on a NATS cluster (`ensureStream` in
+   * jetstream-streams.ts), now and again after every reconnect (a server may come back without
+   * its store) or cluster change. Rejects when JetStream cannot be asked.
+   */
+  async ensureStream(definition: StreamDefinition): Promise<void> {
     const manager = this.manager;
     if (!manager) throw new Error('JetStream is not connected yet');
-    try {
-      await manager.streams.info(UsageStream.name);
-    } catch {
-      // Two services may race to create it; the loser's add fails with "already in use" and that's fine.
-      await manager.streams
-        .add({
-          name: UsageStream.name,
-          subjects: [...UsageStream.subjects],
-          retention: RetentionPolicy.Limits,
-          storage: StorageType.File,
-          duplicate_window: 2 * 60 * 1_000_000_000,
-        })
-        .then(
-          () => this.logger.log(`created JetStream stream ${UsageStream.name}`),
-          async (error: Error) => {
-            await manager.streams.info(UsageStream.name).catch(() => Promise.reject(error));
-          },
-        );
-    }
+    const kept = this.streams.get(definition.name) ?? { definition, replicas: 0 };
+    this.streams.set(definition.name, kept);
+    kept.replicas = await ensureStream(manager, definition, this.policy, this.logger);
   }
 }
 

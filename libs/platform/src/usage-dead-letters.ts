@@ -1,29 +1,19 @@
 import { printable, storableJson, UsageDeadLetter, UsageDeadStream, usageEventProblem, UsageRecordedEvent, UsageStream } from '@gateway/contracts';
-import { JetStreamManager, type NatsConnection, RetentionPolicy, StorageType } from 'nats';
+import { type NatsConnection, RetentionPolicy, StorageType } from 'nats';
 import { AckedPublisher } from './jetstream.connection';
+import type { StreamDefinition } from './jetstream-streams';
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-/** Creates the dead-letter stream unless it exists (idempotent, like the usage stream). File storage, no limits: kept until replayed. */
-export async function ensureUsageDeadStream(manager: JetStreamManager): Promise<void> {
-  try {
-    await manager.streams.info(UsageDeadStream.name);
-  } catch {
-    await manager.streams
-      .add({
-        name: UsageDeadStream.name,
-        subjects: [...UsageDeadStream.subjects],
-        retention: RetentionPolicy.Limits,
-        storage: StorageType.File,
-        duplicate_window: 2 * 60 * 1_000_000_000,
-      })
-      // Two replicas may race to create it: the loser's add fails and the stream is there.
-      .catch(async (error: Error) => {
-        await manager.streams.info(UsageDeadStream.name).catch(() => Promise.reject(error));
-      });
-  }
-}
+/** The dead-letter stream: file storage, no limits (kept until replayed); ensured by metering (`JetStreamConnection.ensureStream`). */
+export const USAGE_DEAD_STREAM: StreamDefinition = {
+  name: UsageDeadStream.name,
+  subjects: [...UsageDeadStream.subjects],
+  retention: RetentionPolicy.Limits,
+  storage: StorageType.File,
+  duplicate_window: 2 * 60 * 1_000_000_000,
+};
 
 /** A dead letter as the stream holds it, with its own sequence number in `USAGE_DEAD`. */
 export interface StoredDeadLetter extends UsageDeadLetter {

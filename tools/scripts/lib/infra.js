@@ -3,7 +3,8 @@
  * Makes sure PostgreSQL, Redis and NATS (with JetStream) answer on their localhost ports: starts them
  * when installed and stopped, installs them from Debian's packages when missing and running as root,
  * otherwise stops with what to install. Servers named by a non-local URL are only checked, and so
- * are a Redis Cluster or Sentinel set-up (REDIS_CLUSTER_NODES, REDIS_SENTINELS).
+ * are a Redis Cluster or Sentinel set-up (REDIS_CLUSTER_NODES, REDIS_SENTINELS) and a NATS_URL
+ * naming several servers (a NATS cluster).
  */
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -204,6 +205,29 @@ async function ensurePostgresLogin(databaseUrl) {
   }
 }
 
+/**
+ * A NATS_URL naming several servers is a cluster someone else runs (tools/scripts/lib/nats-cluster.js,
+ * or a real one): nothing is started for it. Says which servers do not answer; throws when none does.
+ */
+async function checkNatsServers(servers) {
+  const answering = [];
+  for (const server of servers) {
+    let host;
+    let port;
+    try {
+      const url = new URL(server);
+      host = url.hostname.replace(/^\[|\]$/g, '');
+      port = Number(url.port || 4222);
+    } catch {
+      throw new Error(`NATS_URL holds ${server}, which is not a URL`);
+    }
+    if (await portOpen(host, port)) answering.push(server);
+    else log(`NATS server ${server} does not answer (the cluster may still serve without it)`);
+  }
+  if (answering.length === 0) throw new Error(`none of the NATS servers in NATS_URL answers (${servers.join(', ')})`);
+  log(`NATS: ${answering.length} of ${servers.length} servers answer; none started here`);
+}
+
 async function ensureJetStream(natsUrl) {
   const { connect } = require('nats');
   const connection = await connect({ servers: natsUrl.split(','), timeout: 3000 }).catch((error) => {
@@ -231,7 +255,9 @@ async function ensureInfra(env = process.env) {
   const redisNodes = env.REDIS_CLUSTER_NODES || env.REDIS_SENTINELS;
   if (redisNodes) await checkRedisNodes(redisNodes, env.REDIS_CLUSTER_NODES ? 'REDIS_CLUSTER_NODES' : 'REDIS_SENTINELS');
   else started.push(await ensureService('redis', hostOf(redisUrl, '127.0.0.1')));
-  started.push(await ensureService('nats', hostOf(natsUrl.split(',')[0], '127.0.0.1')));
+  const natsServers = natsUrl.split(',').filter(Boolean);
+  if (natsServers.length > 1) await checkNatsServers(natsServers);
+  else started.push(await ensureService('nats', hostOf(natsServers[0], '127.0.0.1')));
   await ensurePostgresLogin(databaseUrl);
   await ensureJetStream(natsUrl);
   const stops = started.filter(Boolean);

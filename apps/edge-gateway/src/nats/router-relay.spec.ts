@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { TimeoutError } from 'rxjs';
 import type { BudgetService } from '../billing/budget.service';
 import type { MeteredRequest } from '../admission/admission.guard';
-import { ROUTER_GONE, type RouterProbes } from './router-liveness';
+import { EDGE_DISCONNECTED, LOST_REQUEST_GRACE_MS, ROUTER_GONE, ROUTER_RECONNECTED, type RouterProbes } from './router-liveness';
 import { RelayEnding, RelayState, RouterRelay } from './router-relay';
 import type { ServiceClient } from './service-client';
 
@@ -18,22 +18,27 @@ function harness({
   publishError,
   contract = Rpc.inferenceText,
 }: { routerAlive?: boolean; publishError?: unknown; contract?: typeof Rpc.inferenceText | typeof Rpc.inferenceEmbeddings } = {}) {
-  let onFrame: ((frame: ReceivedFrame<TextFrame>) => void) | undefined;
+  /** The frame handler of each sending of the request, in order (undefined once its exchange closed). */
+  const sendings: (((frame: ReceivedFrame<TextFrame>) => void) | undefined)[] = [];
   const emitted: unknown[] = [];
   const client = {
     stream: (_contract: unknown, _payload: unknown, handler: (frame: ReceivedFrame<TextFrame>) => void) => {
       if (publishError) throw publishError;
-      onFrame = handler;
-      return { close: () => (onFrame = undefined) };
+      const index = sendings.push(handler) - 1;
+      return { close: () => (sendings[index] = undefined) };
     },
     emit: (_contract: unknown, payload: unknown) => emitted.push(payload),
   } as unknown as NatsRpcClient;
   const probed: [string | undefined, string | undefined][] = [];
+  const disconnectListeners: (() => void)[] = [];
+  const serverLostListeners: (() => void)[] = [];
   const probes = {
     alive: async (router?: string, family?: string) => {
       probed.push([router, family]);
       return routerAlive;
     },
+    onDisconnect: (listener: () => void) => disconnectListeners.push(listener),
+    onServerLost: (listener: () => void) => serverLostListeners.push(listener),
   } as unknown as RouterProbes;
   const released: string[] = [];
   const budget = {
@@ -51,7 +56,22 @@ function harness({
     frame: (frame) => void frames.push(frame),
     ended: (ending, state) => (ended = { ending, state: { ...state } }),
   });
-  return { run, send: (frame: ReceivedFrame<TextFrame>) => onFrame?.(frame), emitted, released, raw, frames, probed, ended: () => ended };
+  return {
+    run,
+    /** A frame of the latest sending. */
+    send: (frame: ReceivedFrame<TextFrame>) => sendings.at(-1)?.(frame),
+    sendings,
+    /** The edge's own NATS connection loses its server. */
+    disconnect: () => disconnectListeners.forEach((listener) => listener()),
+    /** Another server of the NATS cluster goes away. */
+    serverLost: () => serverLostListeners.forEach((listener) => listener()),
+    emitted,
+    released,
+    raw,
+    frames,
+    probed,
+    ended: () => ended,
+  };
 }
 
 const answer: TextFrame = { kind: 'sse', frames: ['data: hi\n\n'], router: 'r1' };
@@ -116,6 +136,89 @@ describe('RouterRelay', () => {
     expect(relay.ended()?.ending).toEqual({ kind: 'idle', error: expect.any(TimeoutError) });
     expect(relay.emitted).toEqual([{ requestId: 'req-1', abandoned: true }]);
     expect(relay.released).toEqual(['req-1']);
+  });
+
+  it('ends router-gone at once when the router names itself anew mid-answer (it reconnected: frames may be lost), the frame after the gap not relayed', () => {
+    const relay = harness();
+    relay.send(answer);
+    relay.send({ kind: 'heartbeat', router: 'r1' });
+    expect(relay.ended()).toBeUndefined();
+    relay.send({ kind: 'heartbeat', router: 'r1-renewed' });
+    relay.send({ ...answer, router: undefined });
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-gone', error: ROUTER_RECONNECTED });
+    expect(relay.frames).toEqual([answer]);
+    expect(relay.emitted).toEqual([{ requestId: 'req-1' }]);
+    expect(relay.sendings).toHaveLength(1);
+  });
+
+  it('sends a request again, once, when its answer may have been lost before any of it was relayed; the first sending is not heard any more', () => {
+    const relay = harness();
+    const first = relay.sendings[0]!;
+    relay.send({ kind: 'heartbeat', router: 'r1' });
+    relay.send({ ...answer, router: 'r1-renewed' });
+    expect(relay.ended()).toBeUndefined();
+    expect(relay.sendings).toHaveLength(2);
+    expect(relay.sendings[0]).toBeUndefined();
+    first({ kind: 'end' });
+    expect(relay.ended()).toBeUndefined();
+    // Nothing cancelled or released: the same request id is in flight again.
+    expect(relay.emitted).toEqual([]);
+    expect(relay.released).toEqual([]);
+
+    relay.send(answer);
+    relay.send({ kind: 'end' });
+    expect(relay.frames).toEqual([answer]);
+    expect(relay.ended()?.ending).toEqual({ kind: 'answered' });
+  });
+
+  it('ends the second time an answer is lost: a 503, the request abandoned, the reservation released', () => {
+    const relay = harness();
+    relay.disconnect();
+    expect(relay.sendings).toHaveLength(2);
+    relay.disconnect();
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-gone', error: EDGE_DISCONNECTED });
+    expect(relay.emitted).toEqual([{ requestId: 'req-1', abandoned: true }]);
+    expect(relay.released).toEqual(['req-1']);
+  });
+
+  it("ends a relay that is answering when the edge's own NATS connection loses its server", () => {
+    const relay = harness();
+    relay.send(answer);
+    relay.disconnect();
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-gone', error: EDGE_DISCONNECTED });
+    expect(relay.emitted).toEqual([{ requestId: 'req-1' }]);
+    // Once ended, a later disconnect changes nothing.
+    relay.disconnect();
+    expect(relay.emitted).toHaveLength(1);
+  });
+
+  it('when a server of the cluster goes away: a request that hears nothing within the grace is sent again, one answering probes its router now', async () => {
+    const silent = harness();
+    silent.serverLost();
+    await jest.advanceTimersByTimeAsync(LOST_REQUEST_GRACE_MS - 1);
+    expect(silent.sendings).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(silent.sendings).toHaveLength(2);
+    expect(silent.ended()).toBeUndefined();
+
+    const heard = harness();
+    heard.serverLost();
+    heard.send({ kind: 'heartbeat', router: 'r1' });
+    await jest.advanceTimersByTimeAsync(LOST_REQUEST_GRACE_MS);
+    expect(heard.sendings).toHaveLength(1);
+
+    const answering = harness({ routerAlive: true });
+    answering.send(answer);
+    answering.serverLost();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(answering.probed).toEqual([['r1', 'text']]);
+    expect(answering.ended()).toBeUndefined();
+
+    const gone = harness({ routerAlive: false });
+    gone.send(answer);
+    gone.serverLost();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(gone.ended()?.ending).toEqual({ kind: 'router-gone', error: ROUTER_GONE });
   });
 
   it('ends client-gone when the response closes first: cancelled, the reservation left to the usage event', () => {

@@ -7,7 +7,7 @@ import { BudgetService } from '../billing/budget.service';
 import { MeteredRequest } from '../admission/admission.guard';
 import { MeteredRelay } from '../policy/metering.decorators';
 import { ServiceClient } from './service-client';
-import { RouterProbes, RouterWatch, RouterWatchLimits } from './router-liveness';
+import { EDGE_DISCONNECTED, REQUEST_LOST, ROUTER_RECONNECTED, RouterProbes, RouterWatch, RouterWatchLimits } from './router-liveness';
 import { EdgeEnv } from '../config/edge.env';
 import { isNatsPayloadTooLarge } from '../errors/to-http-error';
 
@@ -58,6 +58,9 @@ export interface Relay {
 
 const isHeartbeat = (frame: { kind?: unknown }): frame is HeartbeatFrame => frame.kind === 'heartbeat';
 
+/** Endings that say the answer may have been lost with a NATS server, not that the router failed it. */
+const RESENDABLE = new Set<unknown>([EDGE_DISCONNECTED, REQUEST_LOST, ROUTER_RECONNECTED]);
+
 /**
  * The edge's half of every request served by the router (text, decisions, media): it claims the
  * guard's reservation, sends the request on a stream subject, follows the router's liveness
@@ -71,6 +74,8 @@ const isHeartbeat = (frame: { kind?: unknown }): frame is HeartbeatFrame => fram
 @MeteredRelay()
 export class RouterRelay {
   private readonly limits: RouterWatchLimits;
+  /** Each relay in flight: its watch, and what it does when its answer is lost. */
+  private readonly inFlight = new Map<symbol, { watch: RouterWatch; lost: (error: unknown) => void }>();
 
   constructor(
     private readonly client: NatsRpcClient,
@@ -82,20 +87,34 @@ export class RouterRelay {
     @Inject(EdgeEnv) env: Pick<EdgeEnv, 'INFERENCE_IDLE_TIMEOUT_MS' | 'INFERENCE_SILENCE_TIMEOUT_MS'>,
   ) {
     this.limits = { idleMs: env.INFERENCE_IDLE_TIMEOUT_MS, silenceMs: env.INFERENCE_SILENCE_TIMEOUT_MS };
+    // Frames sent to this edge while its connection was away are lost: no answer in flight can be
+    // trusted to be whole, whatever the router does.
+    probes.onDisconnect(() => {
+      for (const { lost } of [...this.inFlight.values()]) lost(EDGE_DISCONNECTED);
+    });
+    // Another server of the cluster went away: a request on its way through it may be lost.
+    probes.onServerLost(() => {
+      for (const { watch } of [...this.inFlight.values()]) watch.serverLost();
+    });
   }
 
   open<C extends StreamContract>(contract: C, request: MeteredRequest, reply: FastifyReply, payload: RequestOf<C>, handlers: RelayHandlers<ReplyOf<C>>): Relay {
     const requestId = String(request.id);
     const state: RelayState = { phase: 'waiting', frames: 0, reserved: this.budget.claim(request) };
     const replied = this.services.timeRequest(contract.subject);
+    const key = Symbol(requestId);
     let exchange: ReplyExchange | undefined;
+    let watch: RouterWatch | undefined;
+    /** Which sending of the request the frames belong to: a resent request's first sending is not heard any more. */
+    let sending = 0;
     const end = (ending: RelayEnding) => {
       if (state.phase === 'ended') return;
       const answered = state.phase === 'answering';
       state.phase = 'ended';
       state.ending = ending;
+      this.inFlight.delete(key);
       exchange?.close();
-      watch.stop();
+      watch?.stop();
       replied();
       reply.raw.off('close', clientGone);
       if (ending.kind !== 'answered') cancelAtRouter(this.client, requestId, ending.kind !== 'client-gone' && !answered);
@@ -105,19 +124,25 @@ export class RouterRelay {
       handlers.ended(ending, state);
     };
     const relay: Relay = { state, finish: () => end({ kind: 'answered' }) };
-    const watch = new RouterWatch(
-      this.probes,
-      this.limits,
-      (error, idle) => end(idle ? { kind: 'idle', error: error as TimeoutError } : { kind: 'router-gone', error }),
-      contract.family,
-    );
-    const onFrame = (frame: ReceivedFrame<ReplyOf<C>>) => {
+    const lost = (error: unknown, idle = false) => {
       if (state.phase === 'ended') return;
+      // The answer may have been lost with a NATS server before any of it reached the client: the
+      // request is sent again, once, under the same request id. The router's usage event carries
+      // that id as its message id, so JetStream (and the ledger's unique request id) keeps one of
+      // the two sendings' events: billed once, answered once.
+      if (!idle && sending === 1 && state.phase === 'waiting' && RESENDABLE.has(error)) return send();
+      end(idle ? { kind: 'idle', error: error as TimeoutError } : { kind: 'router-gone', error });
+    };
+    const onFrame = (from: number, frame: ReceivedFrame<ReplyOf<C>>) => {
+      const unheard = () => state.phase === 'ended' || from !== sending;
+      if (unheard()) return;
       const kind = (frame as { kind?: unknown }).kind;
       if (kind === 'end') return end({ kind: 'answered' });
       if (kind === 'error') return end({ kind: 'router-error', error: (frame as { error: unknown }).error });
-      if (isHeartbeat(frame as { kind?: unknown })) return watch.frame(false, (frame as HeartbeatFrame).router);
-      watch.frame(true, (frame as { router?: string }).router);
+      if (isHeartbeat(frame as { kind?: unknown })) return watch?.frame(false, (frame as HeartbeatFrame).router);
+      watch?.frame(true, (frame as { router?: string }).router);
+      // The frame named a router that reconnected: ended or sent again, and this frame may follow a gap.
+      if (unheard()) return;
       if (state.phase === 'waiting') replied();
       state.phase = 'answering';
       state.frames++;
@@ -127,17 +152,25 @@ export class RouterRelay {
     const clientGone = () => {
       if (!reply.raw.writableFinished) end({ kind: 'client-gone' });
     };
-    try {
-      exchange = this.client.stream(contract, payload, onFrame);
-    } catch (error) {
-      // Never sent: the router never heard of it.
-      end(isNatsPayloadTooLarge(error) ? { kind: 'too-large', error } : { kind: 'not-sent', error });
-      return relay;
-    }
+    const send = () => {
+      const current = ++sending;
+      exchange?.close();
+      watch?.stop();
+      watch = new RouterWatch(this.probes, this.limits, lost, contract.family);
+      this.inFlight.set(key, { watch, lost });
+      try {
+        exchange = this.client.stream(contract, payload, (frame) => onFrame(current, frame));
+      } catch (error) {
+        // Never sent: the router never heard of it.
+        end(isNatsPayloadTooLarge(error) ? { kind: 'too-large', error } : { kind: 'not-sent', error });
+      }
+    };
+    send();
+    if (state.phase === 'ended') return relay;
     // It may have gone already, while the request was authorised and its cost reserved: the
     // router still hears of it (and records it as cancelled), but stops at once.
     if (reply.raw.destroyed) clientGone();
-    else if (state.phase !== 'ended') reply.raw.once('close', clientGone);
+    else reply.raw.once('close', clientGone);
     return relay;
   }
 

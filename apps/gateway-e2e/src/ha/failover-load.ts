@@ -20,6 +20,8 @@ export interface Sample {
 }
 
 const CHAT = { model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: 'through the failover' }] };
+/** No request may take longer, failover or not: one that does is a sample of status 0 (unexpected), not a hung test. */
+const REQUEST_BOUND_MS = 30_000;
 
 /** Chats, streamed and not, `workers` at a time on one key, until stopped or the key is refused (402). */
 export class FailoverLoad {
@@ -52,6 +54,7 @@ export class FailoverLoad {
         method: 'POST',
         headers: { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' },
         body: JSON.stringify(kind === 'stream' ? { ...CHAT, stream: true, stream_options: { include_usage: true } } : CHAT),
+        signal: AbortSignal.timeout(REQUEST_BOUND_MS),
       });
       const text = await response.text();
       let body: any = text;
@@ -90,6 +93,21 @@ export class FailoverLoad {
   }
 }
 
+/** Whether a stream's text ends with the error event of a 503 (`service_unavailable`): a cut the client may retry. */
+function endsRetryable(text: unknown): boolean {
+  const last =
+    String(text)
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .at(-1) ?? '';
+  try {
+    return JSON.parse(last.slice('data: '.length))?.error?.code === 'service_unavailable';
+  } catch {
+    return false;
+  }
+}
+
 export interface LedgerCheck {
   served: number;
   unavailable: number;
@@ -101,6 +119,8 @@ export interface LedgerCheck {
   doubled: number;
   /** Spent beyond the key's allocation, in credits. */
   overspend: number;
+  /** Streams answered 200 that the failover cut: they end with a 503's error event instead of [DONE], and bill what they relayed. */
+  cut: number;
   unexpected: { status: number; body: unknown }[];
 }
 
@@ -136,8 +156,14 @@ export async function checkLedger(samples: Sample[], keyId: string, allocation: 
       lost: served.filter((sample) => !counts.has(sample.requestId as string)).length,
       doubled: ledger.filter((row) => !servedIds.has(row.request_id)).length + [...counts.values()].filter((count) => count > 1).length,
       overspend: Math.max(0, spent - allocation),
+      cut: served.filter((sample) => sample.complete === false).length,
       unexpected: samples
-        .filter((sample) => ![200, 402, 429, 503].includes(sample.status) || (sample.status !== 200 && sample.status !== 402 && !sample.retryAfter))
+        .filter(
+          (sample) =>
+            ![200, 402, 429, 503].includes(sample.status) ||
+            (sample.status !== 200 && sample.status !== 402 && !sample.retryAfter) ||
+            (sample.complete === false && !endsRetryable(sample.body)),
+        )
         .map(({ status, body }) => ({ status, body })),
     };
   } finally {

@@ -64,7 +64,7 @@ export class MediaCalls {
       );
       return reply ?? ABANDONED_REPLY;
     } finally {
-      this.inflight.release(caller.requestId);
+      this.inflight.release(caller.requestId, abort);
     }
   }
 }

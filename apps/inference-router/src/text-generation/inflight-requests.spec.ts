@@ -19,6 +19,17 @@ describe('InflightRequests', () => {
     expect(inflight.register('r2').signal.aborted).toBe(false);
   });
 
+  it('a request sent again under the same id stays cancellable when its first sending finishes', () => {
+    const inflight = new InflightRequests();
+    const first = inflight.register('r3');
+    const second = inflight.register('r3');
+    inflight.release('r3', first);
+    expect(inflight.cancel('r3')).toBe(true);
+    expect(second.signal.aborted).toBe(true);
+    inflight.release('r3', second);
+    expect(inflight.size).toBe(0);
+  });
+
   it('forgets a cancel for a request it never serves after EARLY_CANCEL_TTL_MS', () => {
     jest.useFakeTimers({ now: 1_000_000 });
     const inflight = new InflightRequests();

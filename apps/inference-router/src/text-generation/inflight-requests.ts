@@ -36,8 +36,13 @@ export class InflightRequests {
     return controller;
   }
 
-  release(requestId: string): void {
-    this.controllers.delete(requestId);
+  /**
+   * Forgets the request once its work settled. `controller` is the one `register` gave: an edge
+   * may send a request again under the same id (its first answer lost with a NATS server), and the
+   * first sending finishing must not take the second's place away.
+   */
+  release(requestId: string, controller?: AbortController): void {
+    if (controller === undefined || this.controllers.get(requestId) === controller) this.controllers.delete(requestId);
   }
 
   /**

@@ -63,7 +63,7 @@ export class TextGenerationService {
         )
         .finally(() => {
           settled = true;
-          this.inflight.release(request.requestId);
+          this.inflight.release(request.requestId, abort);
           subscriber.complete();
         });
       return () => {

@@ -4,7 +4,6 @@ import { ModelCatalog } from '@gateway/catalog';
 import { printable, UsageDeadLetter, UsageDeadReason, UsageDeadStream, usageEventProblem, UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import {
   context,
-  ensureUsageDeadStream,
   extractNatsTraceContext,
   JetStreamPublishError,
   GatewayMetrics,
@@ -18,6 +17,7 @@ import {
   type Span,
   SpanKind,
   trace,
+  USAGE_DEAD_STREAM,
 } from '@gateway/platform';
 import type { Counter } from 'prom-client';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg } from 'nats';
@@ -37,6 +37,8 @@ const BATCH_SIZE = 256;
 /** Batches written at once by one replica (one in PostgreSQL while the next is priced, settled, acknowledged). */
 const PARALLEL_BATCHES = 4;
 const SPAN_NAME = `${UsageStream.recordedSubject} process`;
+/** How long each pull request waits on the consumer's leader before the next one is sent. */
+const PULL_EXPIRES_MS = 5_000;
 
 /**
  * The durable JetStream consumer every metering replica pulls from. A message is acknowledged only
@@ -96,7 +98,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   private async start(): Promise<void> {
     const manager = await this.connection.nats.jetstreamManager();
     this.manager = manager;
-    await ensureUsageDeadStream(manager);
+    await this.connection.ensureStream(USAGE_DEAD_STREAM);
     const config = {
       durable_name: UsageStream.meteringConsumer,
       ack_policy: AckPolicy.Explicit,
@@ -111,7 +113,10 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
         .catch(() => Promise.reject(error));
     });
     const consumer = await this.connection.jetstream.consumers.get(UsageStream.name, UsageStream.meteringConsumer);
-    this.messages = await consumer.consume({ max_messages: 256 });
+    // A pull request lives on the consumer's leader: when that NATS server dies (a cluster elects
+    // another), nats.js notices by two missed heartbeats (half the expiry each) and pulls again, so
+    // a 5 s expiry bounds the pause to seconds rather than the default 30.
+    this.messages = await consumer.consume({ max_messages: 256, expires: PULL_EXPIRES_MS });
     this.keepAlive ??= setInterval(() => this.keepInProgressAlive(), Math.max(250, Math.floor(this.env.METERING_ACK_WAIT_MS / 3)));
     this.loop = this.run(this.messages).then(() => this.restartUnlessStopped());
   }
@@ -404,8 +409,8 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     try {
       await publish().catch(async (error: Error) => {
         // No stream listens (a NATS server back without its store): create it and try once more.
-        if (!(error instanceof JetStreamPublishError && error.code === '503') || !this.manager) throw error;
-        await ensureUsageDeadStream(this.manager);
+        if (!(error instanceof JetStreamPublishError && error.code === '503')) throw error;
+        await this.connection.ensureStream(USAGE_DEAD_STREAM);
         return publish();
       });
     } catch (error) {

@@ -21,6 +21,20 @@ export interface NatsTransportOptions extends ConnectionOptions {
 
 const contractsBySubject = new Map<string, RpcContract>(RPC_CONTRACTS.map((contract) => [contract.subject, contract]));
 
+const disconnectListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` each time a transport server's connection loses its NATS server (one in a cluster
+ * killed, or the network cut). The replies and stream frames it published just before may never
+ * have arrived: core NATS keeps nothing, and nats.js resubscribes on another server as if nothing
+ * happened. A service whose callers must learn that (the router, see its RouterLiveness) listens
+ * here. Returns the function that unregisters it.
+ */
+export function onTransportDisconnect(listener: () => void): () => void {
+  disconnectListeners.add(listener);
+  return () => disconnectListeners.delete(listener);
+}
+
 /**
  * Nest's server side of the gateway's NATS wire (see `wire.ts`), on plain nats.js: handlers stay
  * `@MessagePattern`/`@EventPattern` (named through the `Rpc` table), every payload is validated by
@@ -41,11 +55,18 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
     try {
       this.connection = await connect({ ...this.options, queue: undefined, serves: undefined } as ConnectionOptions);
       natsLivenessCheck('nats', this.connection);
+      void this.watchDisconnects(this.connection);
       const serves = this.options.serves ?? (() => true);
       for (const [subject, handler] of this.messageHandlers) if (serves(subject)) this.subscribe(this.connection, subject, handler);
       callback();
     } catch (error) {
       callback(error);
+    }
+  }
+
+  private async watchDisconnects(connection: NatsConnection): Promise<void> {
+    for await (const status of connection.status()) {
+      if (status.type === 'disconnect') for (const listener of disconnectListeners) listener();
     }
   }
 
