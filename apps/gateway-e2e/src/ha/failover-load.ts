@@ -117,6 +117,11 @@ export interface LedgerCheck {
   lost: number;
   /** In the ledger more than once, or without a 2xx answer. */
   doubled: number;
+  /**
+   * Charged although the client got an error status: the answer lost with a NATS server after the
+   * router had finished the request (the known gap of a NATS server loss, docs/operations.md).
+   */
+  chargedWithoutAnswer: number;
   /** Spent beyond the key's allocation, in credits. */
   overspend: number;
   /** Streams answered 200 that the failover cut: they end with a 503's error event instead of [DONE], and bill what they relayed. */
@@ -154,7 +159,8 @@ export async function checkLedger(samples: Sample[], keyId: string, allocation: 
       unavailable: unavailable.length,
       unavailableSeconds: unavailable.length > 0 ? Math.round((last - first) / 100) / 10 : 0,
       lost: served.filter((sample) => !counts.has(sample.requestId as string)).length,
-      doubled: ledger.filter((row) => !servedIds.has(row.request_id)).length + [...counts.values()].filter((count) => count > 1).length,
+      doubled: [...counts.values()].filter((count) => count > 1).length,
+      chargedWithoutAnswer: ledger.filter((row) => !servedIds.has(row.request_id) && Number(row.credits) > 0).length,
       overspend: Math.max(0, spent - allocation),
       cut: served.filter((sample) => sample.complete === false).length,
       unexpected: samples
@@ -182,6 +188,8 @@ export async function spendThroughFailover(
   failover: (accountId: string) => Promise<void>,
   redis: { get(key: string): Promise<string | null> },
   allocation = 0.015,
+  /** A NATS server is lost too: a request answered 503 may still be charged (at most one per such 503). */
+  natsLoss = false,
 ): Promise<LedgerCheck> {
   const owner = createAccount('enterprise', '100');
   const created = await api('POST', '/v1/auth/proxy/create', { key: owner.masterKey, base, body: { name: 'failover', allocated_ammount: allocation } });
@@ -204,9 +212,12 @@ export async function spendThroughFailover(
   const figures = await checkLedger(load.samples, keyId, allocation, failedAt);
   console.log(
     `${label}: ${figures.served} served, ${figures.unavailable} answered 503 over ${figures.unavailableSeconds} s, ` +
-      `lost ${figures.lost}, doubled ${figures.doubled}, overspend ${figures.overspend}`,
+      `lost ${figures.lost}, doubled ${figures.doubled}, charged without an answer ${figures.chargedWithoutAnswer}, overspend ${figures.overspend}`,
   );
   expect(figures).toMatchObject({ lost: 0, doubled: 0, overspend: 0, unexpected: [] });
+  // A Redis failover refuses at admission, before the router: nothing unanswered is ever charged.
+  // A NATS server lost may cut an answer after the router finished: bounded by the 503s it caused.
+  expect(figures.chargedWithoutAnswer).toBeLessThanOrEqual(natsLoss ? figures.unavailable : 0);
   for (const sample of load.samples.filter((sample) => sample.status === 503)) {
     expect(sample.body.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
   }

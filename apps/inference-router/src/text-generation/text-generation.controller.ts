@@ -6,6 +6,7 @@ import { map, Observable } from 'rxjs';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { InflightRequests } from './inflight-requests';
 import { TextGenerationService } from './text-generation.service';
+import { UsagePublisher } from '../usage/usage.publisher';
 import { ModelCatalog } from '@gateway/catalog';
 
 @Controller()
@@ -15,6 +16,7 @@ export class TextGenerationController {
     private readonly generation: TextGenerationService,
     private readonly liveness: RouterLiveness,
     private readonly inflight: InflightRequests,
+    private readonly usage: UsagePublisher,
   ) {}
 
   /**
@@ -37,7 +39,9 @@ export class TextGenerationController {
   /** Heard by every replica (no queue group): the one serving the request aborts its upstream call. */
   @Handles(Rpc.inferenceCancel)
   cancel(@Payload() event: Readonly<CancelInferenceEvent>): void {
-    this.inflight.cancel(event.requestId, event.abandoned === true);
+    const running = this.inflight.cancel(event.requestId, event.abandoned === true);
+    // Finished here, its usage event still held (the answer and the event lost with a NATS server).
+    if (!running && event.abandoned === true) this.usage.abandon(event.requestId);
   }
 
   @Handles(Rpc.inferenceModels)

@@ -95,4 +95,29 @@ describe('UsagePublisher', () => {
       jest.useRealTimers();
     }
   });
+
+  it('sends an event held unacknowledged as error (charged nothing) once the edge abandoned its request; one acknowledged stays as it was', async () => {
+    // JetStream refuses the first attempt (the router's NATS server went away): the event is held.
+    const attempts: UsageRecordedEvent[] = [];
+    let refuse = true;
+    const connection = {
+      publisher: {
+        publish: async (_subject: string, data: Uint8Array) => {
+          attempts.push(JSON.parse(new TextDecoder().decode(data)) as UsageRecordedEvent);
+          if (refuse) throw new Error('CONNECTION_CLOSED');
+        },
+      },
+    } as unknown as JetStreamConnection;
+    const publisher = new UsagePublisher(connection);
+    publisher.publishAfterReply = false;
+    const held = publisher.record(caller, usage);
+    await nextTurn();
+    expect(attempts.map((event) => event.status)).toEqual(['success']);
+    expect(publisher.abandon('req_1')).toBe(true);
+    refuse = false;
+    await held;
+    expect(attempts.at(-1)).toMatchObject({ requestId: 'req_1', status: 'error' });
+    // Acknowledged now: nothing is left to change.
+    expect(publisher.abandon('req_1')).toBe(false);
+  }, 15_000);
 });

@@ -17,6 +17,8 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   private readonly logger = new Logger(UsagePublisher.name);
   /** Publishes not yet acknowledged: a replica shutting down sends them before its connection closes. */
   private readonly pending = new Set<Promise<void>>();
+  /** The events of those publishes, by request id (what `abandon` changes before the next attempt). */
+  private readonly unacknowledged = new Map<string, UsageRecordedEvent>();
   /** Aborted when a shutdown has waited long enough: held events get a last attempt, then are logged as lost. */
   private readonly stopping = new AbortController();
 
@@ -41,9 +43,31 @@ export class UsagePublisher implements BeforeApplicationShutdown {
   ): Promise<void> {
     const event = usageEvent(caller, usage);
     const publishing = this.publishAfterReply ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.publish(event)) : this.publish(event);
-    const published = publishing.catch(() => undefined).finally(() => this.pending.delete(published));
+    const published = publishing
+      .catch(() => undefined)
+      .finally(() => {
+        this.pending.delete(published);
+        if (this.unacknowledged.get(event.requestId) === event) this.unacknowledged.delete(event.requestId);
+      });
     this.pending.add(published);
+    this.unacknowledged.set(event.requestId, event);
     return published;
+  }
+
+  /**
+   * The edge answered the client with an error before any answer reached it (its NATS server went
+   * away while the request was on its way), and this replica finished the request but JetStream has
+   * not taken its usage event yet (this replica's server went away too): the event is sent as
+   * `error`, charged nothing, as a request abandoned in flight is. True when one was changed. An
+   * earlier attempt JetStream stored without its acknowledgement reaching here still counts (the
+   * stream keeps the first of a message id).
+   */
+  abandon(requestId: string): boolean {
+    const event = this.unacknowledged.get(requestId);
+    if (!event || event.status === 'error') return false;
+    (event as { status: UsageRecordedEvent['status'] }).status = 'error';
+    this.logger.warn(`usage event ${requestId}: the edge answered the client with an error; recorded as error (charged nothing)`);
+    return true;
   }
 
   /** Usage events not yet acknowledged by JetStream. */
