@@ -32,6 +32,7 @@ import { EdgeMetricsController } from './health/metrics.controller';
 import { MasterKeyController } from './master-key/master-key.controller';
 import { ServiceClient } from './nats/service-client';
 import { RouterRelay } from './nats/router-relay';
+import { UsageVoids } from './billing/usage-voids';
 import { RouterProbes } from './nats/router-liveness';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
@@ -124,6 +125,7 @@ export class EdgeModule {
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         ServiceClient,
         RouterRelay,
+        UsageVoids,
         RouterProbes,
         RequestObserver,
         RedisConnection,

@@ -310,6 +310,16 @@ export class BudgetStore {
     return this.prime(keys.keySpend(accountId, keyId, windowId), usedNano, ttlSeconds);
   }
 
+  /**
+   * Drops the cached balance (and a proxy key's spend in `windowId`), with what settled while they
+   * were absent, after the ledger took back a charge: the next request loads them from the ledger.
+   */
+  async forget(accountId: string, proxy?: { keyId: string; windowId: string }): Promise<void> {
+    const figures = [keys.balance(accountId), ...(proxy ? [keys.keySpend(accountId, proxy.keyId, proxy.windowId)] : [])];
+    // One slot (the account's tag): one command, on a cluster too.
+    await this.redis.del(...figures.flatMap((figure) => [figure, keys.late(figure)]));
+  }
+
   /** Drops a reservation whose request will produce no usage event (it never reached the router). */
   async release(accountId: string, requestId: string, keyId?: string): Promise<void> {
     await this.settle({ accountId, requestId, costNano: 0, proxy: keyId ? { keyId, windowId: 'none' } : undefined });

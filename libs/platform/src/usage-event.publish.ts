@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { UsageRecordedEvent, UsageStream } from '@gateway/contracts';
+import { UsageRecordedEvent, usageMessageId, UsageStream } from '@gateway/contracts';
 import { JSONCodec, type MsgHdrs } from 'nats';
 import { traceHeaders } from './observability/tracing';
 
@@ -23,7 +23,8 @@ export interface PublishUsageOptions {
 }
 
 /**
- * Publishes one usage event to JetStream with the request id as message id: the stream drops a
+ * Publishes one usage event to JetStream with the request id as message id (a void: its own, see
+ * `usageMessageId`): the stream drops a
  * duplicate publish (and the ledger a duplicate request id), so retrying after an unclear failure —
  * or a job run twice after a crash — cannot double-charge. `jetstream` may be a function that gives
  * the target: read at each attempt, so a connection not made yet is one more failed attempt
@@ -40,7 +41,7 @@ export async function publishUsageEvent(
     try {
       const target = typeof jetstream === 'function' ? jetstream() : jetstream;
       // The trace context travels with the event: metering's ledger write joins the request's trace.
-      await target.publish(UsageStream.recordedSubject, codec.encode(event), { msgID: event.requestId, headers: traceHeaders() });
+      await target.publish(UsageStream.recordedSubject, codec.encode(event), { msgID: usageMessageId(event), headers: traceHeaders() });
       if (attempt >= RETRY_DELAYS_MS.length) logger.error(`usage event ${event.requestId} published after ${attempt + 1} attempts`);
       return;
     } catch (error) {
@@ -68,4 +69,47 @@ function delay(ms: number, stop?: AbortSignal): Promise<void> {
     }
     stop?.addEventListener('abort', done, { once: true });
   });
+}
+
+/**
+ * Usage events being published, each held (retried) until JetStream acknowledges it; a process
+ * shutting down waits for them up to a bound, then gives each a last attempt and logs those it
+ * loses (by request id). Sending never throws.
+ */
+export class UsageOutbox {
+  private readonly pending = new Set<Promise<void>>();
+  /** Aborted when a shutdown has waited long enough. */
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly target: () => UsageEventTarget,
+    private readonly logger: Pick<Logger, 'error'>,
+  ) {}
+
+  /** Publishes `event` once `after` settles (at once without it); resolves when acknowledged or given up. */
+  send(event: UsageRecordedEvent, after?: Promise<unknown>, publish = (held: UsageRecordedEvent) => this.publish(held)): Promise<void> {
+    const published: Promise<void> = (after ?? Promise.resolve())
+      .then(() => publish(event))
+      .catch(() => undefined)
+      .finally(() => this.pending.delete(published));
+    this.pending.add(published);
+    return published;
+  }
+
+  /** One event, retried until acknowledged or until a shutdown stops waiting. */
+  publish(event: UsageRecordedEvent): Promise<void> {
+    return publishUsageEvent(this.target, event, this.logger, { untilAcknowledged: true, stop: this.stopping.signal });
+  }
+
+  /** Events not yet acknowledged. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Waits for every held event, up to `waitMs`; past it each gets a last attempt and is logged if lost. */
+  async drain(waitMs: number): Promise<void> {
+    const timer = setTimeout(() => this.stopping.abort(), waitMs);
+    await Promise.all(this.pending);
+    clearTimeout(timer);
+  }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DECISION_MAX_INPUT_TOKENS, DecisionRequest, Rpc } from '@gateway/contracts';
+import { DECISION_MAX_INPUT_TOKENS, DECISION_MODEL_ID, DECISION_ROUTE, DecisionRequest, Rpc } from '@gateway/contracts';
 import { countTextTokensUpTo } from '@gateway/platform';
 import { openaiErrorBody } from '@gateway/client-formats';
 import type { FastifyReply } from 'fastify';
@@ -27,7 +27,7 @@ export class DecisionsService {
     const payload: DecisionRequest = { ...callerContext(request), body: body as Record<string, unknown>, heartbeats: true };
     let frames;
     try {
-      frames = await this.relay.collect(Rpc.inferenceDecide, request, reply, payload);
+      frames = await this.relay.collect(Rpc.inferenceDecide, request, reply, payload, { route: DECISION_ROUTE, model: DECISION_MODEL_ID });
     } catch (failure) {
       const { kind, error } = failure as RelayFailure;
       const overLimit = kind === 'too-large' ? overTokenLimit(body as Record<string, unknown>) : null;

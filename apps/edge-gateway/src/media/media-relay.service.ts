@@ -41,7 +41,7 @@ export class MediaRelayService {
     const payload = { ...callerContext(request), body, heartbeats: true } satisfies Omit<MediaRequest, 'body'> & { body: object };
     let parts;
     try {
-      parts = await this.routerRelay.collect(contract as StreamContract, request, reply, payload);
+      parts = await this.routerRelay.collect(contract as StreamContract, request, reply, payload, { route });
     } catch (failure) {
       const { kind, error } = failure as RelayFailure;
       // The request travels to the router as one NATS message, which the server caps (max_payload).

@@ -4,6 +4,7 @@ import type { NatsRpcClient, ReceivedFrame } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { TimeoutError } from 'rxjs';
 import type { BudgetService } from '../billing/budget.service';
+import type { UsageVoids } from '../billing/usage-voids';
 import type { MeteredRequest } from '../admission/admission.guard';
 import { EDGE_DISCONNECTED, LOST_REQUEST_GRACE_MS, ROUTER_GONE, ROUTER_RECONNECTED, type RouterProbes } from './router-liveness';
 import { RelayEnding, RelayState, RouterRelay } from './router-relay';
@@ -46,13 +47,17 @@ function harness({
     release: async (_principal: unknown, requestId: string) => void released.push(requestId),
   } as unknown as BudgetService;
   const services = { timeRequest: () => () => undefined } as unknown as ServiceClient;
-  const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
+  const voided: { requestId: string; model: unknown; route: string }[] = [];
+  const voids = {
+    void: (caller: { requestId: string }, model: unknown, route: string) => void voided.push({ requestId: caller.requestId, model, route }),
+  } as unknown as UsageVoids;
+  const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false, headersSent: false });
   const reply = { raw } as unknown as FastifyReply;
-  const relay = new RouterRelay(client, probes, budget, services, { INFERENCE_IDLE_TIMEOUT_MS: IDLE_MS, INFERENCE_SILENCE_TIMEOUT_MS: SILENCE_MS });
-  const request = { id: 'req-1', principal: { accountId: 'acct' } } as unknown as MeteredRequest;
+  const relay = new RouterRelay(client, probes, budget, services, voids, { INFERENCE_IDLE_TIMEOUT_MS: IDLE_MS, INFERENCE_SILENCE_TIMEOUT_MS: SILENCE_MS });
+  const request = { id: 'req-1', principal: { accountId: 'acct' }, ip: '127.0.0.1', headers: {} } as unknown as MeteredRequest;
   const frames: TextFrame[] = [];
   let ended: { ending: RelayEnding; state: RelayState } | undefined;
-  const run = relay.open(contract as typeof Rpc.inferenceText, request, reply, {} as never, {
+  const run = relay.open(contract as typeof Rpc.inferenceText, request, reply, { body: { model: 'm1' } } as never, { route: 'chat.completions' }, {
     frame: (frame) => void frames.push(frame),
     ended: (ending, state) => (ended = { ending, state: { ...state } }),
   });
@@ -67,6 +72,7 @@ function harness({
     serverLost: () => serverLostListeners.forEach((listener) => listener()),
     emitted,
     released,
+    voided,
     raw,
     frames,
     probed,
@@ -88,6 +94,7 @@ describe('RouterRelay', () => {
     expect(relay.ended()).toEqual({ ending: { kind: 'answered' }, state: expect.objectContaining({ phase: 'ended', frames: 1 }) });
     expect(relay.emitted).toEqual([]);
     expect(relay.released).toEqual([]);
+    expect(relay.voided).toEqual([]);
   });
 
   it("ends on the router's error frame before any answer: the request abandoned, the reservation released", () => {
@@ -98,6 +105,17 @@ describe('RouterRelay', () => {
     expect(relay.ended()?.ending).toEqual({ kind: 'router-error', error });
     expect(relay.emitted).toEqual([{ requestId: 'req-1', abandoned: true }]);
     expect(relay.released).toEqual(['req-1']);
+    // The router's own answer, which it records as such: no void.
+    expect(relay.voided).toEqual([]);
+  });
+
+  it("voids a request whose second sending ends in an error: the first may have been finished, its answer lost", () => {
+    const relay = harness();
+    relay.disconnect();
+    expect(relay.sendings).toHaveLength(2);
+    relay.send({ kind: 'error', error: { code: 'NO_RESPONDERS' } });
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-error', error: { code: 'NO_RESPONDERS' } });
+    expect(relay.voided).toEqual([{ requestId: 'req-1', model: 'm1', route: 'chat.completions' }]);
   });
 
   it('ends router-gone when the router goes silent and its replica is gone', async () => {
@@ -108,6 +126,17 @@ describe('RouterRelay', () => {
     // It had answered: cancelled (not abandoned), and the usage event settles the reservation.
     expect(relay.emitted).toEqual([{ requestId: 'req-1' }]);
     expect(relay.released).toEqual([]);
+    // Nothing had gone out to the client (a gathered answer): it gets an error status, so a void.
+    expect(relay.voided).toHaveLength(1);
+  });
+
+  it('voids nothing once the answer has started to go out (headers sent): a cut stream is billed for what it relayed', async () => {
+    const relay = harness({ routerAlive: false });
+    relay.send(answer);
+    relay.raw.headersSent = true;
+    await jest.advanceTimersByTimeAsync(SILENCE_MS + 1);
+    expect(relay.ended()?.ending).toEqual({ kind: 'router-gone', error: ROUTER_GONE });
+    expect(relay.voided).toEqual([]);
   });
 
   it("ends router-error at once when no router serves the request's family (the NATS server's no responders)", () => {
@@ -179,6 +208,7 @@ describe('RouterRelay', () => {
     expect(relay.ended()?.ending).toEqual({ kind: 'router-gone', error: EDGE_DISCONNECTED });
     expect(relay.emitted).toEqual([{ requestId: 'req-1', abandoned: true }]);
     expect(relay.released).toEqual(['req-1']);
+    expect(relay.voided).toEqual([{ requestId: 'req-1', model: 'm1', route: 'chat.completions' }]);
   });
 
   it("ends a relay that is answering when the edge's own NATS connection loses its server", () => {
@@ -229,6 +259,7 @@ describe('RouterRelay', () => {
     expect(relay.frames).toEqual([]);
     expect(relay.emitted).toEqual([{ requestId: 'req-1' }]);
     expect(relay.released).toEqual([]);
+    expect(relay.voided).toEqual([]);
   });
 
   it("ends too-large when the request exceeds the NATS server's max_payload: never sent, the reservation released", () => {
@@ -237,5 +268,7 @@ describe('RouterRelay', () => {
     expect(relay.ended()?.ending).toEqual({ kind: 'too-large', error });
     expect(relay.run.state.phase).toBe('ended');
     expect(relay.released).toEqual(['req-1']);
+    // Never sent: the router never heard of it, nothing to void.
+    expect(relay.voided).toEqual([]);
   });
 });

@@ -4,6 +4,8 @@ import { NatsRpcClient, ReceivedFrame, ReplyExchange } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import { TimeoutError } from 'rxjs';
 import { BudgetService } from '../billing/budget.service';
+import { UsageVoids } from '../billing/usage-voids';
+import { callerContext } from '../auth/caller-context';
 import { MeteredRequest } from '../admission/admission.guard';
 import { MeteredRelay } from '../policy/metering.decorators';
 import { ServiceClient } from './service-client';
@@ -49,6 +51,13 @@ export interface RelayHandlers<Frame> {
   ended(ending: RelayEnding, state: Readonly<RelayState>): void;
 }
 
+/** What a request is logged under when the edge voids it (see `UsageVoids`). */
+export interface Billed {
+  route: string;
+  /** Without it, the model the request's body names. */
+  model?: string;
+}
+
 /** One request relayed to the router. */
 export interface Relay {
   readonly state: Readonly<RelayState>;
@@ -57,6 +66,7 @@ export interface Relay {
 }
 
 const isHeartbeat = (frame: { kind?: unknown }): frame is HeartbeatFrame => frame.kind === 'heartbeat';
+
 
 /** Endings that say the answer may have been lost with a NATS server, not that the router failed it. */
 const RESENDABLE = new Set<unknown>([EDGE_DISCONNECTED, REQUEST_LOST, ROUTER_RECONNECTED]);
@@ -67,7 +77,9 @@ const RESENDABLE = new Set<unknown>([EDGE_DISCONNECTED, REQUEST_LOST, ROUTER_REC
  * (`RouterWatch`: silence gets the replica probed; a slow router is waited for, a gone one is not),
  * and ends exactly once. On any ending but an answer, the router is told to stop
  * (`inference.cancel`; `abandoned` when no answer frame came, so it records an error, never billed),
- * and a reservation the router never answered is released (no usage event will settle it). A
+ * and a reservation the router never answered is released (no usage event will settle it). When the
+ * client gets an error status and none of an answer, the request is also voided (`UsageVoids`):
+ * charged nothing, even when the router finished it and its usage event was recorded first. A
  * client that goes away cancels the request (the router records it as cancelled).
  */
 @Injectable()
@@ -82,6 +94,7 @@ export class RouterRelay {
     private readonly probes: RouterProbes,
     private readonly budget: BudgetService,
     private readonly services: ServiceClient,
+    private readonly voids: UsageVoids,
     // Silence (no frame at all) after which the router's replica is probed; the longest wait without
     // an answer frame, however alive the router.
     @Inject(EdgeEnv) env: Pick<EdgeEnv, 'INFERENCE_IDLE_TIMEOUT_MS' | 'INFERENCE_SILENCE_TIMEOUT_MS'>,
@@ -98,7 +111,18 @@ export class RouterRelay {
     });
   }
 
-  open<C extends StreamContract>(contract: C, request: MeteredRequest, reply: FastifyReply, payload: RequestOf<C>, handlers: RelayHandlers<ReplyOf<C>>): Relay {
+  /**
+   * `billed`: the usage route the request is logged under (`chat.completions`, `embeddings`, ...),
+   * and its model when the body does not name it.
+   */
+  open<C extends StreamContract>(
+    contract: C,
+    request: MeteredRequest,
+    reply: FastifyReply,
+    payload: RequestOf<C>,
+    billed: Billed,
+    handlers: RelayHandlers<ReplyOf<C>>,
+  ): Relay {
     const requestId = String(request.id);
     const state: RelayState = { phase: 'waiting', frames: 0, reserved: this.budget.claim(request) };
     const replied = this.services.timeRequest(contract.subject);
@@ -120,6 +144,15 @@ export class RouterRelay {
       if (ending.kind !== 'answered') cancelAtRouter(this.client, requestId, ending.kind !== 'client-gone' && !answered);
       if (state.reserved && !answered && ending.kind !== 'client-gone') {
         void this.budget.release(request.principal, requestId).catch(() => undefined);
+      }
+      // The client gets an error status and nothing else (no header has gone out) while the router
+      // may have finished the request and reported its usage: silent or gone, or an error of a
+      // second sending (the first may have been finished, its answer lost). Whatever the router
+      // reports for it, before or after this, is charged nothing. (An error frame of the only
+      // sending is the router's own answer, recorded by it as such.)
+      const mayHaveRun = ending.kind === 'router-gone' || ending.kind === 'idle' || (ending.kind === 'router-error' && sending > 1);
+      if (mayHaveRun && !reply.raw.headersSent) {
+        this.voids.void(callerContext(request), billed.model ?? (payload as { body?: { model?: unknown } }).body?.model, billed.route);
       }
       handlers.ended(ending, state);
     };
@@ -180,10 +213,11 @@ export class RouterRelay {
     request: MeteredRequest,
     reply: FastifyReply,
     payload: RequestOf<C>,
+    billed: Billed,
   ): Promise<Exclude<ReplyOf<C>, HeartbeatFrame>[]> {
     return new Promise((resolve, reject) => {
       const frames: Exclude<ReplyOf<C>, HeartbeatFrame>[] = [];
-      this.open(contract, request, reply, payload, {
+      this.open(contract, request, reply, payload, billed, {
         frame: (frame) => void frames.push(frame),
         ended: (ending) => {
           if (ending.kind === 'answered') resolve(frames);

@@ -54,7 +54,7 @@ export class TextGenerationService {
     return new Promise<void>((resolve) => {
       // What reached the client, as the router counted it: billed by this edge if the router dies.
       const stream = { started: false, eventsWritten: 0, inputTokens: 0, outputTokens: 0 };
-      this.routerRelay.open(Rpc.inferenceText, request, reply, payload, {
+      this.routerRelay.open(Rpc.inferenceText, request, reply, payload, { route: TEXT_ROUTES[format] }, {
         frame: (frame, relay) => {
           if (frame.kind === 'json') {
             if (!stream.started && frame.retryAfter !== undefined) void reply.header('retry-after', String(frame.retryAfter));

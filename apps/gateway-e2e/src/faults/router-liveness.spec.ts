@@ -118,6 +118,11 @@ describe('router liveness', () => {
     expect(answer.status).toBe(200);
     await usage.single(later);
     expect(usage.eventsFor(requestId)).toEqual([]);
+    // The edge voided it (it answered 503 and nothing else): logged as an error of 0 credits.
+    expect(usage.voidsFor(requestId).map(({ event, msgId }) => ({ status: event.status, route: event.route, msgId }))).toEqual([
+      { status: 'error', route: 'embeddings', msgId: `${usage.voidsFor(requestId)[0]?.event.requestId}:void` },
+    ]);
+    expect(await ledgerEntry(account.masterKey, requestId)).toMatchObject({ status: 'error', credits: 0 });
   });
 
   it('an edge that gives up on an embeddings request before any answer (idle timeout) has it recorded as an error, never charged', async () => {
@@ -154,7 +159,9 @@ describe('router liveness', () => {
     let ready = false;
     const replaced = replaceService('inference-router').then(() => (ready = true));
     const worker = async (n: number) => {
-      for (let i = 0; !ready || i < 3; i++) {
+      // Until the new router is ready, and three more requests each once it is.
+      for (let i = 0, afterReady = 0; afterReady < 3; i++) {
+        if (ready) afterReady++;
         const requestId = newRequestId(`restart-${n}-${i}`);
         const response = await api('POST', '/v1/embeddings', {
           key: account.masterKey,

@@ -146,7 +146,6 @@ describe('on a NATS cluster (3 servers, JetStream replicated)', () => {
       redis,
       // Enough for the load to outlast the election: about a thousand requests.
       0.05,
-      true,
     );
     console.log(
       `NATS server ${target.name} killed with ${leaders} and these connections on it: ${connections ?? '?'}; ` +

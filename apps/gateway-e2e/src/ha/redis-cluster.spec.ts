@@ -64,7 +64,6 @@ describe('on a Redis Cluster (3 masters, 3 replicas) and a NATS cluster (3 serve
       },
       redis,
       0.015,
-      true,
     );
     expect(figures.unavailableSeconds).toBeLessThan(20);
     // The killed nodes come back (the Redis one as a replica of the promoted one); both clusters heal.

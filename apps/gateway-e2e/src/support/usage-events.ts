@@ -51,9 +51,14 @@ export class UsageWatcher {
     }
   }
 
-  /** Events seen so far for a request id (the gateway's or the client's own). */
+  /** Usage events seen so far for a request id (the gateway's or the client's own); the edge's voids apart. */
   eventsFor(requestId: string): RecordedUsage[] {
-    return this.byRequest.get(requestId) ?? [];
+    return (this.byRequest.get(requestId) ?? []).filter((recorded) => !recorded.event.voids);
+  }
+
+  /** The edge's voids of a request seen so far (it answered the client an error with no part of an answer). */
+  voidsFor(requestId: string): RecordedUsage[] {
+    return (this.byRequest.get(requestId) ?? []).filter((recorded) => recorded.event.voids);
   }
 
   /**

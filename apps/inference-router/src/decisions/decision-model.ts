@@ -1,5 +1,4 @@
-/** The usage route of decisions (request logs, `/user/me`). */
-export const DECISION_ROUTE = 'decisions';
+export { DECISION_ROUTE } from '@gateway/contracts';
 
 /** The public endpoint clients must use for the decision model. */
 export const DECISION_ENDPOINT = '/v1/systemone';

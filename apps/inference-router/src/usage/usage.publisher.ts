@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { CallerContext, UsageRecordedEvent, usageEvent } from '@gateway/contracts';
-import { JetStreamConnection, publishUsageEvent } from '@gateway/platform';
+import { JetStreamConnection, UsageOutbox } from '@gateway/platform';
 
 /** How long a replica shutting down waits for its held usage events before it gives up on them (logged by id). */
 export const SHUTDOWN_PUBLISH_WAIT_MS = 15_000;
@@ -16,16 +16,17 @@ export const SHUTDOWN_PUBLISH_WAIT_MS = 15_000;
 export class UsagePublisher implements BeforeApplicationShutdown {
   private readonly logger = new Logger(UsagePublisher.name);
   /** Publishes not yet acknowledged: a replica shutting down sends them before its connection closes. */
-  private readonly pending = new Set<Promise<void>>();
+  private readonly outbox: UsageOutbox;
   /** The events of those publishes, by request id (what `abandon` changes before the next attempt). */
   private readonly unacknowledged = new Map<string, UsageRecordedEvent>();
-  /** Aborted when a shutdown has waited long enough: held events get a last attempt, then are logged as lost. */
-  private readonly stopping = new AbortController();
 
   /** Events wait for the event loop's next turn (the reply goes first); unit tests that read events at once turn it off. */
   publishAfterReply = true;
 
-  constructor(private readonly jetstream: JetStreamConnection) {}
+  constructor(private readonly jetstream: JetStreamConnection) {
+    // The publisher is read at each attempt: before the connection is made, an attempt fails and is retried.
+    this.outbox = new UsageOutbox(() => this.jetstream.publisher, this.logger);
+  }
 
   /**
    * The request's one usage event, for the caller the edge authenticated; held until JetStream
@@ -42,16 +43,13 @@ export class UsagePublisher implements BeforeApplicationShutdown {
     >,
   ): Promise<void> {
     const event = usageEvent(caller, usage);
-    const publishing = this.publishAfterReply ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.publish(event)) : this.publish(event);
-    const published = publishing
-      .catch(() => undefined)
+    const nextTurn = this.publishAfterReply ? new Promise<void>((resolve) => setImmediate(resolve)) : undefined;
+    this.unacknowledged.set(event.requestId, event);
+    return this.outbox
+      .send(event, nextTurn, (held) => this.publish(held))
       .finally(() => {
-        this.pending.delete(published);
         if (this.unacknowledged.get(event.requestId) === event) this.unacknowledged.delete(event.requestId);
       });
-    this.pending.add(published);
-    this.unacknowledged.set(event.requestId, event);
-    return published;
   }
 
   /**
@@ -72,17 +70,14 @@ export class UsagePublisher implements BeforeApplicationShutdown {
 
   /** Usage events not yet acknowledged by JetStream. */
   get pendingCount(): number {
-    return this.pending.size;
+    return this.outbox.size;
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    const timer = setTimeout(() => this.stopping.abort(), SHUTDOWN_PUBLISH_WAIT_MS);
-    await Promise.all(this.pending);
-    clearTimeout(timer);
+  beforeApplicationShutdown(): Promise<void> {
+    return this.outbox.drain(SHUTDOWN_PUBLISH_WAIT_MS);
   }
 
   publish(event: UsageRecordedEvent): Promise<void> {
-    // The publisher is read at each attempt: before the connection is made, an attempt fails and is retried.
-    return publishUsageEvent(() => this.jetstream.publisher, event, this.logger, { untilAcknowledged: true, stop: this.stopping.signal });
+    return this.outbox.publish(event);
   }
 }

@@ -111,6 +111,62 @@ SELECT i.request_id, k.spend_window::text AS spend_window, (k.id IS NOT NULL) AS
 FROM ins i LEFT JOIN locked_keys k ON k.id = i.key_id
 WHERE (SELECT count(*) FROM daily) >= 0`;
 
+/**
+ * Takes back the charges of requests the edge voided (it answered the client with an error and no
+ * part of an answer) that were recorded charged: in ONE statement, each log entry becomes an
+ * \`error\` of 0 credits, the account is credited back, and a proxy key's spend is reduced when the
+ * charge counted in its current window. Only entries still charged are touched (\`credits <> 0\`),
+ * so voiding again changes nothing. Locks in the order RECORD_BATCH takes them.
+ */
+const VOID_CHARGES = `
+WITH target AS (
+  SELECT request_id, account_id, key_id, key_type, credits, created_at FROM usage_logs
+  WHERE request_id = ANY($1::text[]) AND credits <> 0
+  ORDER BY request_id FOR UPDATE
+),
+voided AS (
+  UPDATE usage_logs u SET status = 'error', credits = 0 FROM target t WHERE u.request_id = t.request_id
+  RETURNING u.request_id
+),
+refunds AS (
+  SELECT account_id, sum(credits) AS amount FROM target WHERE (SELECT count(*) FROM voided) >= 0 GROUP BY account_id
+),
+locked_accounts AS (
+  SELECT a.id FROM accounts a WHERE a.id IN (SELECT account_id FROM refunds) ORDER BY a.id FOR UPDATE
+),
+refunded AS (
+  UPDATE accounts a SET credits = a.credits + r.amount
+  FROM refunds r JOIN locked_accounts l ON l.id = r.account_id
+  WHERE a.id = r.account_id
+  RETURNING a.id
+),
+locked_keys AS (
+  SELECT k.id, k.spend_window, k.window_started_at FROM api_keys k
+  WHERE k.id IN (SELECT key_id FROM target WHERE key_type = 'proxy') AND (SELECT count(*) FROM refunded) >= 0
+  ORDER BY k.id FOR UPDATE
+),
+key_refunds AS (
+  SELECT t.key_id, sum(t.credits) AS amount FROM target t JOIN locked_keys k ON k.id = t.key_id
+  WHERE t.key_type = 'proxy' AND k.window_started_at IS NOT DISTINCT FROM ${windowStartSql('k.spend_window', 't.created_at')}
+  GROUP BY t.key_id
+),
+unspent AS (
+  UPDATE api_keys k SET used_amount = k.used_amount - r.amount FROM key_refunds r WHERE k.id = r.key_id
+  RETURNING k.id
+)
+SELECT t.request_id, t.account_id, t.key_id, t.credits::text AS credits, t.created_at,
+       k.spend_window::text AS spend_window, (t.key_type = 'proxy' AND k.id IS NOT NULL) AS proxy_key
+FROM target t LEFT JOIN locked_keys k ON k.id = t.key_id
+WHERE (SELECT count(*) FROM unspent) >= 0`;
+
+/** A charge taken back: what it was, and the proxy key's spend window it had counted in. */
+export interface VoidedCharge {
+  requestId: string;
+  accountId: string;
+  credits: Prisma.Decimal;
+  proxy?: { keyId: string; windowId: string };
+}
+
 /** The ledger: request logs, account credits, proxy-key spend and daily counters, written together. */
 @Injectable()
 export class LedgerRepository {
@@ -192,6 +248,20 @@ export class LedgerRepository {
       });
     }
     return results as LedgerWrite[];
+  }
+
+  /** Takes back the charges of these requests, those still charged (see VOID_CHARGES); says which it took back. */
+  async voidCharges(requestIds: string[]): Promise<VoidedCharge[]> {
+    if (requestIds.length === 0) return [];
+    const rows = await this.prisma.$queryRawUnsafe<
+      { request_id: string; account_id: string; key_id: string; credits: string; created_at: Date; spend_window: SpendWindow | null; proxy_key: boolean }[]
+    >(VOID_CHARGES, [...new Set(requestIds)]);
+    return rows.map((row) => ({
+      requestId: row.request_id,
+      accountId: row.account_id,
+      credits: new Prisma.Decimal(row.credits),
+      ...(row.proxy_key ? { proxy: { keyId: row.key_id, windowId: spendWindowId(row.spend_window, row.created_at) } } : {}),
+    }));
   }
 
   /** Requests recorded before: what each was charged, and its key's spend window. */

@@ -11,7 +11,7 @@
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type INestApplicationContext } from '@nestjs/common';
-import { type UsageDeadLetter, UsageDeadStream, type UsageRecordedEvent, UsageStream } from '@gateway/contracts';
+import { type UsageDeadLetter, UsageDeadStream, type UsageRecordedEvent, UsageStream, usageVoid } from '@gateway/contracts';
 import { BudgetStore, toNano } from '@gateway/billing';
 import { Prisma, PrismaService } from '@gateway/db';
 import { createJsonLogger, JsonLoggerService, ObservabilityModule, GatewayMetrics, UsageDeadLetters } from '@gateway/platform';
@@ -229,6 +229,66 @@ describe('UsageConsumer (integration): the money path and dead letters', () => {
       expect(Number(await redis.get(`bal:{${accountId}}`))).toBe(toNano(100) - toNano(cost));
       expect(Number(await redis.get(`resv:{${accountId}}:total`))).toBe(0);
       expect(await deadFor([usage.requestId])).toEqual([]);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it("a request the edge voided is charged nothing, whether its void comes after the router's charge or before it", async () => {
+    const accountId = await account('100');
+    const keyId = newId('key');
+    await prisma.apiKey.create({
+      data: { id: keyId, accountId, type: 'proxy', keyHash: randomUUID(), maskedKey: 'ek-proxy-...void', allocatedAmount: D(1000), usedAmount: D(0) },
+    });
+    const redis = new Redis(REDIS_URL);
+    const manager = await nats.jetstreamManager();
+    const drained = () =>
+      until('metering has acknowledged everything', async () => {
+        const info = await manager.consumers.info(UsageStream.name, UsageStream.meteringConsumer);
+        return info.num_ack_pending === 0 && info.num_pending === 0;
+      });
+    const usedAmount = async () => (await prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } })).usedAmount.toFixed();
+    // The edge's void: published under its own message id, as the edge's UsageVoids does.
+    const publishVoid = (usage: UsageRecordedEvent) =>
+      nats.jetstream().publish(UsageStream.recordedSubject, codec.encode(usageVoid(usage, { model: usage.model, route: usage.route })), {
+        msgID: `${usage.requestId}:void`,
+      });
+    try {
+      const budget = new BudgetStore(redis);
+      await budget.warm(`int-${randomUUID()}`);
+      await budget.primeBalance(accountId, toNano(100));
+      const proxied = { keyId, keyType: 'proxy' as const, maskedKey: 'ek-proxy-...void' };
+      // Charged first (1M output tokens of sim-chat), then voided: the charge is taken back, once.
+      const charged = event(accountId, proxied);
+      await publish(charged);
+      await until('the charge is recorded', async () => (await logged([charged.requestId]))[0]?.credits.isZero() === false);
+      const cost = (await logged([charged.requestId]))[0].credits.toFixed();
+      expect(await credits(accountId)).toBe(D(100).minus(cost).toFixed());
+      expect(await usedAmount()).toBe(cost);
+      await publishVoid(charged);
+      await publishVoid(charged); // a void published again changes nothing
+      await until('the void is applied', async () => (await logged([charged.requestId]))[0]?.credits.isZero());
+      await drained();
+      expect((await logged([charged.requestId])).map((row) => ({ status: row.status, credits: row.credits.toFixed() }))).toEqual([
+        { status: 'error', credits: '0' },
+      ]);
+      expect(await credits(accountId)).toBe('100');
+      expect(await usedAmount()).toBe('0');
+      // The cached figures that counted the charge are dropped: the next request loads them from the ledger.
+      expect(await redis.exists(`bal:{${accountId}}`)).toBe(0);
+
+      // Voided first: the void stands as the request's entry, and the router's event after it is a duplicate.
+      const late = event(accountId, proxied);
+      await publishVoid(late);
+      await until('the void is recorded', async () => (await logged([late.requestId])).length === 1);
+      await publish(late);
+      await drained();
+      expect((await logged([late.requestId])).map((row) => ({ status: row.status, credits: row.credits.toFixed(), model: row.model }))).toEqual([
+        { status: 'error', credits: '0', model: 'sim-chat' },
+      ]);
+      expect(await credits(accountId)).toBe('100');
+      expect(await usedAmount()).toBe('0');
+      expect(await deadFor([charged.requestId, late.requestId])).toEqual([]);
     } finally {
       await redis.quit();
     }

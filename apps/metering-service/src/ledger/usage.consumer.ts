@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { BudgetStore, priceUsage, Settlement, toNano } from '@gateway/billing';
+import { Prisma } from '@gateway/db';
 import { ModelCatalog } from '@gateway/catalog';
 import { printable, UsageDeadLetter, UsageDeadReason, UsageDeadStream, usageEventProblem, UsageRecordedEvent, UsageStream } from '@gateway/contracts';
 import {
@@ -22,7 +23,7 @@ import {
 import type { Counter } from 'prom-client';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamManager, JsMsg } from 'nats';
 import { classifyLedgerError, LedgerFailure, sqlState } from './ledger-errors';
-import { LedgerRepository, PricedUsage } from './ledger.repository';
+import { LedgerRepository, PricedUsage, VoidedCharge } from './ledger.repository';
 import { MeteringEnv } from '../metering.env';
 
 const decoder = new TextDecoder();
@@ -250,6 +251,11 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       const event = decoded as UsageRecordedEvent;
       const span = gatewayTracer().startSpan(SPAN_NAME, { kind: SpanKind.CONSUMER }, extractNatsTraceContext(message.headers));
       try {
+        if (event.voids) {
+          // The edge's void: charged nothing itself, and takes back what the router's event charged.
+          items.push({ message, event, credits: new Prisma.Decimal(0), span });
+          continue;
+        }
         const { credits, known, inconsistent } = priceUsage(this.catalog, event);
         if (!known) this.warn(span, `usage ${event.requestId}: model ${printable(event.model)} is not in the catalog; charged 0`);
         if (inconsistent) this.warn(span, `usage ${event.requestId}: more cache tokens than input tokens; uncached input charged 0`);
@@ -303,9 +309,15 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     return (await this.ledger.isReachable()) ? 'other' : 'unavailable';
   }
 
-  /** Records the priced events, settles their reservations, acknowledges them. Throws when nothing was written. */
+  /**
+   * Records the priced events, takes back the charges of requests the edge voided, settles their
+   * reservations, acknowledges them. Throws when nothing was written. A void recorded first stands
+   * in the ledger as the request's entry (an error of 0 credits), so the router's event coming after
+   * it is a duplicate, charged nothing; a void coming after a charge takes it back.
+   */
   private async write(items: BatchItem[]): Promise<void> {
     const written = await this.ledger.recordBatch(items);
+    const voided = await this.ledger.voidCharges(items.flatMap(({ event }, index) => (event.voids && written[index].state === 'duplicate' ? [event.requestId] : [])));
     let recorded = 0;
     for (const result of written) if (result.state === 'recorded') recorded++;
     if (recorded > 0) this.ledgerWrites.inc({ result: 'written' }, recorded);
@@ -315,11 +327,12 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     const settlements: Settlement[] = items.map(({ event }, index) => ({
       accountId: event.accountId,
       requestId: event.requestId,
-      costNano: toNano(written[index].credits.toFixed()),
+      costNano: event.voids ? 0 : toNano(written[index].credits.toFixed()),
       // Without a window (nothing charged) only the key's reservation is dropped.
       proxy: event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written[index].windowId ?? 'none' } : undefined,
     }));
     const settled = await this.settleHolding(settlements);
+    await this.forgetFigures(voided);
     items.forEach(({ event, message, span }, index) => {
       const error = settled[index];
       if (error) this.warn(span, `usage ${event.requestId}: reservation not settled in Redis: ${error.message}`);
@@ -351,6 +364,22 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       pending.forEach((index, position) => (results[index] = again[position]));
     }
     return results;
+  }
+
+  /**
+   * After charges were taken back, the cached figures they had moved are dropped (they are loaded
+   * from the ledger on the next request). Until then they are lower than the ledger says: a
+   * request may be refused that the ledger would admit, never the other way round.
+   */
+  private async forgetFigures(voided: VoidedCharge[]): Promise<void> {
+    for (const charge of voided) {
+      this.logger.warn(
+        `usage ${charge.requestId}: voided by the edge (the client got an error and no answer); ${charge.credits.toFixed()} credits taken back`,
+      );
+      await this.budget.forget(charge.accountId, charge.proxy).catch((error: Error) => {
+        this.logger.warn(`usage ${charge.requestId}: cached figures not dropped (they expire on their own): ${error.message}`);
+      });
+    }
   }
 
   /** Logs in the event's span, so the line carries the request's trace id. */

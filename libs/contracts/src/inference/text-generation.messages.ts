@@ -105,6 +105,8 @@ export const DECISION_MAX_INPUT_TOKENS = 32_000;
 
 /** The decision model's public id: what a decision without `model` is answered by. */
 export const DECISION_MODEL_ID = 'jev';
+/** The usage route of decisions (request logs, `/user/me`). */
+export const DECISION_ROUTE = 'decisions';
 
 /**
  * `inference.decide`: the decision request body as the client sent it; answered with one `json`

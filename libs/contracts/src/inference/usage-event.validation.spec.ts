@@ -1,6 +1,6 @@
 import { isStorableText } from '../validation';
 import { printable, storableJson, storableText, usageEventProblem } from './usage-event.validation';
-import type { UsageRecordedEvent } from './usage.events';
+import { type UsageRecordedEvent, usageMessageId, usageVoid } from './usage.events';
 
 const event = (fields: Record<string, unknown> = {}): Record<string, unknown> => ({
   requestId: 'req_1',
@@ -50,8 +50,18 @@ describe('usage event validation', () => {
     [event({ units: '2' }), 'units'],
     [event({ timestamp: Number.NaN }), 'timestamp'],
     [event({ timestamp: 1e300 }), 'timestamp'],
+    [event({ voids: false }), 'voids'],
+    [event({ voids: true, status: 'success' }), 'status'],
   ])('refuses an invalid event (%#): %s', (value, field) => {
     expect(usageEventProblem(value)).toMatchObject({ field, unstorableText: false });
+  });
+
+  it("accepts the edge's void: an error of no tokens, under its own message id", () => {
+    const voided = usageVoid(event({}) as unknown as UsageRecordedEvent, { model: 'm', route: 'chat.completions' });
+    expect(voided).toMatchObject({ status: 'error', inputTokens: 0, outputTokens: 0, voids: true });
+    expect(usageEventProblem(voided)).toBeUndefined();
+    expect(usageMessageId(voided)).toBe(`${voided.requestId}:void`);
+    expect(usageMessageId(event({}) as unknown as UsageRecordedEvent)).toBe(voided.requestId);
   });
 
   it('makes text storable with U+FFFD, keeping surrogate pairs, and escapes it for logs', () => {

@@ -108,6 +108,8 @@ export function usageEventProblem(value: unknown): UsageEventProblem | undefined
     if ((count === undefined || count === null) && (OPTIONAL_COUNTS as readonly string[]).includes(field)) continue;
     if (!Number.isInteger(count) || (count as number) < 0 || (count as number) > MAX_INT4) return invalid(field, `must be an integer from 0 to ${MAX_INT4}`);
   }
+  if (event.voids !== undefined && event.voids !== true) return invalid('voids', 'must be true when present');
+  if (event.voids === true && event.status !== 'error') return invalid('status', "must be 'error' on a void");
   const timestamp = event.timestamp;
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0 || timestamp > MAX_TIMESTAMP) {
     return invalid('timestamp', `must be Unix seconds from 0 to ${MAX_TIMESTAMP}`);

@@ -47,10 +47,31 @@ export interface UsageRecordedEvent {
   provider?: string;
   /** The catalog label of the upstream route that served it (`<model>/<route name or index>`), for operators. */
   upstreamRoute?: string;
+  /**
+   * Sent by the edge, not the router (`usageVoid`): the edge answered the client with an error
+   * status and no part of an answer (the answer lost with a NATS server, the router silent), so the
+   * request is charged nothing, whatever the router reports for it before or after. Published
+   * under its own message id (`<requestId>:void`): it never stands in for the router's event.
+   */
+  voids?: true;
 }
 
 /** What a usage event says about the request beyond who made it. */
 export type UsageFields = Omit<UsageRecordedEvent, 'requestId' | 'clientRequestId' | 'accountId' | 'keyId' | 'keyType' | 'maskedKey' | 'ip' | 'timestamp'>;
+
+/** The message id a usage event is published under: its request id, or for a void `<requestId>:void`. */
+export function usageMessageId(event: Pick<UsageRecordedEvent, 'requestId' | 'voids'>): string {
+  return event.voids ? `${event.requestId}:void` : event.requestId;
+}
+
+/**
+ * The edge's void of a request it answered with an error status and no part of an answer: an
+ * `error` event of no tokens, charged nothing, that also takes back any charge the router's event
+ * made for the same request id (see `UsageRecordedEvent.voids`).
+ */
+export function usageVoid(caller: CallerContext, usage: Pick<UsageFields, 'model' | 'route'>): UsageRecordedEvent {
+  return { ...usageEvent(caller, { ...usage, inputTokens: 0, outputTokens: 0, status: 'error' }), voids: true };
+}
 
 /** The request's usage event, for the caller the edge authenticated, stamped now. */
 export function usageEvent(caller: CallerContext, usage: UsageFields): UsageRecordedEvent {
