@@ -57,10 +57,17 @@ function harness({
   const request = { id: 'req-1', principal: { accountId: 'acct' }, ip: '127.0.0.1', headers: {} } as unknown as MeteredRequest;
   const frames: TextFrame[] = [];
   let ended: { ending: RelayEnding; state: RelayState } | undefined;
-  const run = relay.open(contract as typeof Rpc.inferenceText, request, reply, { body: { model: 'm1' } } as never, { route: 'chat.completions' }, {
-    frame: (frame) => void frames.push(frame),
-    ended: (ending, state) => (ended = { ending, state: { ...state } }),
-  });
+  const run = relay.open(
+    contract as typeof Rpc.inferenceText,
+    request,
+    reply,
+    { body: { model: 'm1' } } as never,
+    { route: 'chat.completions' },
+    {
+      frame: (frame) => void frames.push(frame),
+      ended: (ending, state) => (ended = { ending, state: { ...state } }),
+    },
+  );
   return {
     run,
     /** A frame of the latest sending. */
@@ -109,7 +116,7 @@ describe('RouterRelay', () => {
     expect(relay.voided).toEqual([]);
   });
 
-  it("voids a request whose second sending ends in an error: the first may have been finished, its answer lost", () => {
+  it('voids a request whose second sending ends in an error: the first may have been finished, its answer lost', () => {
     const relay = harness();
     relay.disconnect();
     expect(relay.sendings).toHaveLength(2);

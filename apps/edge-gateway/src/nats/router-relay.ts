@@ -67,7 +67,6 @@ export interface Relay {
 
 const isHeartbeat = (frame: { kind?: unknown }): frame is HeartbeatFrame => frame.kind === 'heartbeat';
 
-
 /** Endings that say the answer may have been lost with a NATS server, not that the router failed it. */
 const RESENDABLE = new Set<unknown>([EDGE_DISCONNECTED, REQUEST_LOST, ROUTER_RECONNECTED]);
 

@@ -54,58 +54,65 @@ export class TextGenerationService {
     return new Promise<void>((resolve) => {
       // What reached the client, as the router counted it: billed by this edge if the router dies.
       const stream = { started: false, eventsWritten: 0, inputTokens: 0, outputTokens: 0 };
-      this.routerRelay.open(Rpc.inferenceText, request, reply, payload, { route: TEXT_ROUTES[format] }, {
-        frame: (frame, relay) => {
-          if (frame.kind === 'json') {
-            if (!stream.started && frame.retryAfter !== undefined) void reply.header('retry-after', String(frame.retryAfter));
-            if (!stream.started) void reply.status(frame.status).send(frame.body);
-            // The whole answer: done here, without waiting for the router's end frame.
+      this.routerRelay.open(
+        Rpc.inferenceText,
+        request,
+        reply,
+        payload,
+        { route: TEXT_ROUTES[format] },
+        {
+          frame: (frame, relay) => {
+            if (frame.kind === 'json') {
+              if (!stream.started && frame.retryAfter !== undefined) void reply.header('retry-after', String(frame.retryAfter));
+              if (!stream.started) void reply.status(frame.status).send(frame.body);
+              // The whole answer: done here, without waiting for the router's end frame.
+              if (frame.last) relay.finish();
+              return;
+            }
+            if (!stream.started) {
+              stream.started = true;
+              reply.hijack();
+              // Headers set so far (request ids, rate limits) go out with the stream's.
+              reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
+              this.observer.streamStarted(request);
+            }
+            for (const text of frame.frames) reply.raw.write(text);
+            stream.eventsWritten += frame.frames.length;
+            stream.inputTokens = frame.inputTokens ?? stream.inputTokens;
+            stream.outputTokens = frame.outputTokens ?? stream.outputTokens;
+            // The stream's final events: the response ends now, so a client that closes on them (Codex
+            // on `response.completed`) has not left early.
             if (frame.last) relay.finish();
-            return;
-          }
-          if (!stream.started) {
-            stream.started = true;
-            reply.hijack();
-            // Headers set so far (request ids, rate limits) go out with the stream's.
-            reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
-            this.observer.streamStarted(request);
-          }
-          for (const text of frame.frames) reply.raw.write(text);
-          stream.eventsWritten += frame.frames.length;
-          stream.inputTokens = frame.inputTokens ?? stream.inputTokens;
-          stream.outputTokens = frame.outputTokens ?? stream.outputTokens;
-          // The stream's final events: the response ends now, so a client that closes on them (Codex
-          // on `response.completed`) has not left early.
-          if (frame.last) relay.finish();
-        },
-        ended: (ending, state) => {
-          if (ending.kind === 'client-gone') return resolve();
-          if (ending.kind === 'answered') {
-            if (stream.started) reply.raw.end();
-            else if (state.frames === 0 && !reply.raw.destroyed) {
-              // The router ended the exchange without an answer (it was cancelled under the client).
-              const problem = { status: 502, message: 'The inference router ended the request without an answer; quote the request id when reporting it' };
+          },
+          ended: (ending, state) => {
+            if (ending.kind === 'client-gone') return resolve();
+            if (ending.kind === 'answered') {
+              if (stream.started) reply.raw.end();
+              else if (state.frames === 0 && !reply.raw.destroyed) {
+                // The router ended the exchange without an answer (it was cancelled under the client).
+                const problem = { status: 502, message: 'The inference router ended the request without an answer; quote the request id when reporting it' };
+                void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
+              }
+              return resolve();
+            }
+            // The router went away mid-stream (died, or cut off): what reached the client is billed
+            // from here, and the usage event settles the reservation.
+            if (stream.started && (ending.kind === 'router-gone' || ending.kind === 'idle')) {
+              this.recordRelayed(payload, { inputTokens: stream.inputTokens, outputTokens: stream.outputTokens });
+            }
+            const problem = toHttpError(ending.error) ?? { status: 500, message: 'Internal error; quote the request id when reporting it' };
+            if (problem.status >= 500) this.logger.error(`inference ${request.id} failed: ${JSON.stringify(ending.error)}`);
+            if (stream.started) {
+              // Headers are gone: the failure becomes the stream's last event, in the client's format.
+              reply.raw.end(streamErrorFrame(format, problem, requestId, stream.eventsWritten));
+            } else if (!reply.sent) {
               void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
             }
-            return resolve();
-          }
-          // The router went away mid-stream (died, or cut off): what reached the client is billed
-          // from here, and the usage event settles the reservation.
-          if (stream.started && (ending.kind === 'router-gone' || ending.kind === 'idle')) {
-            this.recordRelayed(payload, { inputTokens: stream.inputTokens, outputTokens: stream.outputTokens });
-          }
-          const problem = toHttpError(ending.error) ?? { status: 500, message: 'Internal error; quote the request id when reporting it' };
-          if (problem.status >= 500) this.logger.error(`inference ${request.id} failed: ${JSON.stringify(ending.error)}`);
-          if (stream.started) {
-            // Headers are gone: the failure becomes the stream's last event, in the client's format.
-            reply.raw.end(streamErrorFrame(format, problem, requestId, stream.eventsWritten));
-          } else if (!reply.sent) {
-            void reply.status(problem.status).send(errorBody(errorFormatOf(request), problem, requestId));
-          }
-          // else: the whole answer went out; only the router's end frame went missing.
-          resolve();
+            // else: the whole answer went out; only the router's end frame went missing.
+            resolve();
+          },
         },
-      });
+      );
     });
   }
 

@@ -214,7 +214,10 @@ export async function spendThroughFailover(
     await failover(owner.accountId);
     const healedAt = Date.now();
     const servedSince = (samples: Sample[]) => samples.some((sample) => sample.startedAt > healedAt && sample.status === 200);
-    await load.until('served after the failover, or the allocation spent', (samples) => servedSince(samples) || samples.some((sample) => sample.status === 402));
+    await load.until(
+      'served after the failover, or the allocation spent',
+      (samples) => servedSince(samples) || samples.some((sample) => sample.status === 402),
+    );
     if (!servedSince(load.samples)) {
       // The load spent the key during the failover: the owner's own key shows the set-up serves again.
       await servedAgain(base, owner.masterKey);

@@ -317,7 +317,9 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
    */
   private async write(items: BatchItem[]): Promise<void> {
     const written = await this.ledger.recordBatch(items);
-    const voided = await this.ledger.voidCharges(items.flatMap(({ event }, index) => (event.voids && written[index].state === 'duplicate' ? [event.requestId] : [])));
+    const voided = await this.ledger.voidCharges(
+      items.flatMap(({ event }, index) => (event.voids && written[index].state === 'duplicate' ? [event.requestId] : [])),
+    );
     let recorded = 0;
     for (const result of written) if (result.state === 'recorded') recorded++;
     if (recorded > 0) this.ledgerWrites.inc({ result: 'written' }, recorded);
@@ -373,9 +375,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
    */
   private async forgetFigures(voided: VoidedCharge[]): Promise<void> {
     for (const charge of voided) {
-      this.logger.warn(
-        `usage ${charge.requestId}: voided by the edge (the client got an error and no answer); ${charge.credits.toFixed()} credits taken back`,
-      );
+      this.logger.warn(`usage ${charge.requestId}: voided by the edge (the client got an error and no answer); ${charge.credits.toFixed()} credits taken back`);
       await this.budget.forget(charge.accountId, charge.proxy).catch((error: Error) => {
         this.logger.warn(`usage ${charge.requestId}: cached figures not dropped (they expire on their own): ${error.message}`);
       });
