@@ -188,6 +188,8 @@ export class BudgetStore {
     options: { now?: () => number } = {},
   ) {
     this.now = options.now ?? Date.now;
+    // Found at startup (some 20 ms of CRC16s, once per process), not on the first request's path.
+    slotTags();
     sources ??= Object.fromEntries(Object.keys(SCRIPTS).map((name) => [name, loadScript(name)])) as Record<ScriptName, string>;
     for (const [name, { command, numberOfKeys }] of Object.entries(SCRIPTS)) {
       redis.defineCommand(command, { numberOfKeys, lua: sources[name as ScriptName] });

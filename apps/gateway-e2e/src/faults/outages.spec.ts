@@ -11,14 +11,13 @@
  */
 import { get } from 'node:http';
 import { api, createAccount, ledgerEntry, sleep, TestAccount } from '../support/api';
-import { AppProcess, RestartableServer, startApp, stopApps } from '../support/private-infra';
+import { AppProcess, RestartableServer, startSuite, stopApps } from '../support/private-infra';
 
 const OUTAGE_MS = Number(process.env.OUTAGE_SECONDS ?? 25) * 1000;
 /** No request may take longer than this, outage or not (the edge's NATS timeout is 5 s). */
 const REQUEST_BOUND_MS = 20_000;
 /** Back within this after the server is: "within seconds", with room for a loaded machine. */
 const RECOVERY_BOUND_MS = 30_000;
-const SERVICES = ['key-service', 'account-service', 'metering-service', 'inference-router', 'video-worker'];
 
 interface Sample {
   startedAt: number;
@@ -157,14 +156,10 @@ describe('NATS and Redis outages under light load', () => {
     nats = await RestartableServer.nats();
     redis = await RestartableServer.redis();
     const env = { NATS_URL: nats.url, REDIS_URL: redis.url };
-    for (const app of SERVICES) {
-      const appEnv: Record<string, string> =
-        app === 'inference-router' ? { UPSTREAM_RETRY_BASE_MS: '20' } : app === 'metering-service' ? { METERING_ACK_WAIT_MS: '2000' } : {};
-      apps.push(await startApp(app, { ...env, ...appEnv }, `outage-${app}`));
-    }
+    edge = await startSuite(apps, env, 'outage', {
+      perApp: { 'inference-router': { UPSTREAM_RETRY_BASE_MS: '20' }, 'metering-service': { METERING_ACK_WAIT_MS: '2000' } },
+    });
     router = apps.find((app) => app.app === 'inference-router') as AppProcess;
-    edge = await startApp('edge-gateway', env, 'outage-edge');
-    apps.push(edge);
     account = createAccount('enterprise', '100');
     liveness = new LivenessWatch(apps);
   }, 180_000);

@@ -7,8 +7,8 @@
  * its figures, requests were answered 503 with `Retry-After` in the route's error shape, never 500
  * and never 200 on stale figures; and an embeddings request over the allocation is a 402.
  */
-import { api, createAccount, sleep, TestAccount } from '../support/api';
-import { AppProcess, RestartableServer, startApp, stopApps } from '../support/private-infra';
+import { api, createAccount, sleep, TestAccount, untilSamples } from '../support/api';
+import { AppProcess, RestartableServer, startSuite, stopApps } from '../support/private-infra';
 import Redis from 'ioredis';
 
 const SERVICES = ['key-service', 'account-service', 'metering-service', 'inference-router'];
@@ -57,12 +57,8 @@ class Load {
   }
 
   /** Polls until `done` holds for the samples so far. */
-  async until(what: string, done: (samples: Sample[]) => boolean, boundMs = 60_000): Promise<void> {
-    const deadline = Date.now() + boundMs;
-    while (!done(this.samples)) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${boundMs} ms; last: ${JSON.stringify(this.samples.at(-1))?.slice(0, 300)}`);
-      await sleep(50);
-    }
+  until(what: string, done: (samples: Sample[]) => boolean, boundMs = 60_000): Promise<void> {
+    return untilSamples(this.samples, what, done, boundMs);
   }
 
   async stop(): Promise<void> {
@@ -92,14 +88,12 @@ describe('Redis losing its state under load', () => {
     redisServer = await RestartableServer.redis();
     redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
     const env = { NATS_URL: nats.url, REDIS_URL: redisServer.url };
-    for (const app of SERVICES) {
+    edge = await startSuite(apps, env, 'state-loss', {
+      services: SERVICES,
       // Metering writes the ledger a second behind, as under load: a backlog of usage events that a
       // figure primed from the ledger right after the loss would miss.
-      const appEnv: Record<string, string> = app === 'metering-service' ? { METERING_BATCH_LINGER_MS: '1000' } : {};
-      apps.push(await startApp(app, { ...env, ...appEnv }, `state-loss-${app}`));
-    }
-    edge = await startApp('edge-gateway', env, 'state-loss-edge');
-    apps.push(edge);
+      perApp: { 'metering-service': { METERING_BATCH_LINGER_MS: '1000' } },
+    });
     owner = createAccount('enterprise', '100');
   }, 180_000);
 

@@ -3,7 +3,7 @@
  * specs (ha/*.spec.ts) run it against suites on Redis Cluster, Sentinel and a NATS cluster.
  */
 import { Client } from 'pg';
-import { api, createAccount, sleep } from '../support/api';
+import { api, createAccount, sleep, untilSamples } from '../support/api';
 import { storedKey } from '../support/keys-db';
 import { suiteInfo } from '../support/suite-info';
 
@@ -79,12 +79,8 @@ export class FailoverLoad {
   }
 
   /** Polls until `condition` holds for the samples so far. */
-  async until(what: string, condition: (samples: Sample[]) => boolean, boundMs = 90_000): Promise<void> {
-    const deadline = Date.now() + boundMs;
-    while (!condition(this.samples)) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${boundMs} ms; last: ${JSON.stringify(this.samples.at(-1))?.slice(0, 300)}`);
-      await sleep(50);
-    }
+  until(what: string, condition: (samples: Sample[]) => boolean, boundMs = 90_000): Promise<void> {
+    return untilSamples(this.samples, what, condition, boundMs);
   }
 
   async stop(): Promise<void> {

@@ -16,7 +16,7 @@ import Redis from 'ioredis';
 import { connect, type NatsConnection } from 'nats';
 import { join } from 'node:path';
 import { api, createAccount, ledgerEntry } from '../support/api';
-import { AppProcess, startApp, stopApps } from '../support/private-infra';
+import { AppProcess, startSuite, stopApps } from '../support/private-infra';
 import { suiteInfo } from '../support/suite-info';
 import { coreScenario } from './core-paths';
 import { spendThroughFailover } from './failover-load';
@@ -38,8 +38,6 @@ interface Cluster {
   untilHealthy(ms?: number): Promise<void>;
   stop(): Promise<void>;
 }
-
-const SERVICES = ['key-service', 'account-service', 'metering-service', 'inference-router', 'video-worker'];
 
 async function until<T>(what: string, check: () => Promise<T | undefined>, boundMs: number): Promise<T> {
   const deadline = Date.now() + boundMs;
@@ -68,13 +66,9 @@ describe('on a NATS cluster (3 servers, JetStream replicated)', () => {
   beforeAll(async () => {
     cluster = await startNatsCluster({ name: 'e2e', logDir: join(suiteInfo().logDir, 'nats-cluster') });
     const env = { NATS_URL: cluster.url };
-    for (const app of SERVICES) {
-      const appEnv: Record<string, string> =
-        app === 'inference-router' ? { UPSTREAM_RETRY_BASE_MS: '20' } : app === 'metering-service' ? { METERING_ACK_WAIT_MS: '2000' } : {};
-      apps.push(await startApp(app, { ...env, ...appEnv }, `nats-cluster-${app}`));
-    }
-    edge = await startApp('edge-gateway', env, 'nats-cluster-edge');
-    apps.push(edge);
+    edge = await startSuite(apps, env, 'nats-cluster', {
+      perApp: { 'inference-router': { UPSTREAM_RETRY_BASE_MS: '20' }, 'metering-service': { METERING_ACK_WAIT_MS: '2000' } },
+    });
     admin = await connect({ servers: cluster.url.split(','), name: 'gateway-e2e-nats-cluster', maxReconnectAttempts: -1 });
     redis = new Redis(suiteInfo().env.REDIS_URL);
   }, 180_000);

@@ -8,7 +8,7 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
-import { AppProcess, startApp, stopApps } from '../support/private-infra';
+import { AppProcess, startSuite, stopApps } from '../support/private-infra';
 import { spendThroughFailover } from './failover-load';
 import { coreScenario } from './core-paths';
 
@@ -17,8 +17,6 @@ import { coreScenario } from './core-paths';
 const { startRedisCluster } = require('../../../../tools/scripts/lib/redis-topologies');
 const { startNatsCluster } = require('../../../../tools/scripts/lib/nats-cluster');
 /* eslint-enable @nx/enforce-module-boundaries */
-
-const SERVICES = ['key-service', 'account-service', 'metering-service', 'inference-router', 'video-worker'];
 
 describe('on a Redis Cluster (3 masters, 3 replicas) and a NATS cluster (3 servers)', () => {
   let cluster: any;
@@ -34,9 +32,7 @@ describe('on a Redis Cluster (3 masters, 3 replicas) and a NATS cluster (3 serve
     nats = await startNatsCluster({ size: 3 });
     // REDIS_URL gives only credentials here (none): the cluster's nodes are found from REDIS_CLUSTER_NODES.
     const env = { NATS_URL: nats.url, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: cluster.env };
-    for (const app of SERVICES) apps.push(await startApp(app, env, `redis-cluster-${app}`));
-    edge = await startApp('edge-gateway', env, 'redis-cluster-edge');
-    apps.push(edge);
+    edge = await startSuite(apps, env, 'redis-cluster');
   }, 180_000);
 
   afterAll(async () => {

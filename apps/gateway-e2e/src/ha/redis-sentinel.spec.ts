@@ -5,7 +5,7 @@
  * no request lost or charged twice, no key over its allocation (README, "Guarantees").
  */
 import Redis from 'ioredis';
-import { AppProcess, RestartableServer, startApp, stopApps } from '../support/private-infra';
+import { AppProcess, RestartableServer, startSuite, stopApps } from '../support/private-infra';
 import { coreScenario } from './core-paths';
 import { spendThroughFailover } from './failover-load';
 
@@ -13,8 +13,6 @@ import { spendThroughFailover } from './failover-load';
 /* eslint-disable @nx/enforce-module-boundaries */
 const { startRedisSentinel, waitFor } = require('../../../../tools/scripts/lib/redis-topologies');
 /* eslint-enable @nx/enforce-module-boundaries */
-
-const SERVICES = ['key-service', 'account-service', 'metering-service', 'inference-router', 'video-worker'];
 
 describe('on Redis with Sentinel (1 master, 1 replica, 3 sentinels)', () => {
   let sentinel: any;
@@ -30,9 +28,7 @@ describe('on Redis with Sentinel (1 master, 1 replica, 3 sentinels)', () => {
     nats = await RestartableServer.nats();
     // REDIS_URL gives the credentials (none) and the database; the master is found through the sentinels.
     const env = { NATS_URL: nats.url, REDIS_URL: 'redis://127.0.0.1:6379/0', REDIS_SENTINELS: sentinel.env, REDIS_SENTINEL_NAME: 'gateway' };
-    for (const app of SERVICES) apps.push(await startApp(app, env, `redis-sentinel-${app}`));
-    edge = await startApp('edge-gateway', env, 'redis-sentinel-edge');
-    apps.push(edge);
+    edge = await startSuite(apps, env, 'redis-sentinel');
   }, 180_000);
 
   afterAll(async () => {

@@ -65,6 +65,15 @@ export function createDevPass(accountId: string): string {
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls until `condition` holds for `samples` (what a running load appends to); fails naming `what` and the last sample. */
+export async function untilSamples<S>(samples: S[], what: string, condition: (samples: S[]) => boolean, boundMs: number): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (!condition(samples)) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${boundMs} ms; last: ${JSON.stringify(samples.at(-1))?.slice(0, 300)}`);
+    await sleep(50);
+  }
+}
+
 export interface ProxyKeyFields {
   name?: string;
   allocated_ammount?: number;

@@ -124,6 +124,26 @@ export async function startApp(app: string, env: Record<string, string>, logId: 
   return { app, child, port, base };
 }
 
+/** Every back-end service of the suite, in the order a suite of a test's own starts them. */
+export const SUITE_SERVICES = ['key-service', 'account-service', 'metering-service', 'inference-router', 'video-worker'];
+
+/**
+ * A suite of a test's own on `env` (its own NATS, Redis, ...): `services` one by one (each with its
+ * `perApp` variables on top), then an edge, logged as `<label>-<app>.log`. Each is added to `apps`
+ * as soon as it runs, so the caller's `stopApps(apps)` stops them even when a later one fails.
+ */
+export async function startSuite(
+  apps: AppProcess[],
+  env: Record<string, string>,
+  label: string,
+  { services = SUITE_SERVICES, perApp = {} }: { services?: string[]; perApp?: Record<string, Record<string, string>> } = {},
+): Promise<AppProcess> {
+  for (const app of services) apps.push(await startApp(app, { ...env, ...perApp[app] }, `${label}-${app}`));
+  const edge = await startApp('edge-gateway', env, `${label}-edge`);
+  apps.push(edge);
+  return edge;
+}
+
 export async function stopApps(apps: AppProcess[]): Promise<void> {
   await Promise.all(apps.map((app) => stopChild(app.child)));
 }
