@@ -1,4 +1,4 @@
-/** `GET /v1/key`: every key holder sees its own key and what it has left, and nothing of any other key. */
+/** `GET /v1/key`: every key holder sees its own key and what it has left, and nothing of any other key; validate shows the same budgets. */
 import { api, ApiResponse, createAccount, createDevPass, createProxyKey, ledgerEntry, nowSeconds, sleep, TestAccount } from './support/api';
 
 const DAY_MS = 86_400_000;
@@ -188,6 +188,24 @@ describe('GET /v1/key: the calling key and what it has left', () => {
     const removed = await ownKey(proxy.key);
     expect(removed.status).toBe(401);
     expect(removed.body).toEqual(unknown.body);
+  });
+
+  it('puts the same budgets in the validate answer, beside its unchanged verdict', async () => {
+    const proxy = await createProxyKey(owner.masterKey, { allocated_ammount: 1.5, spend_window: 'weekly' });
+    const spent = await chat(proxy.key, 'spend a little before validating');
+    expect(spent.status).toBe(200);
+    await ledgerEntry(proxy.key, requestIdOf(spent));
+    const view = await ownKey(proxy.key);
+    expect(view.body.budgets[0].used).toBeGreaterThan(0);
+
+    const granted = await api('POST', '/v1/auth/proxy/validate', { key: proxy.key, body: { model: 'sim-chat' } });
+    expect(granted.status).toBe(200);
+    expect(granted.body).toEqual({ valid: true, message: 'Access granted', budgets: view.body.budgets });
+
+    await api('POST', '/v1/auth/proxy/toggle', { key: owner.masterKey, body: { proxy_key: proxy.key } });
+    const refused = await api('POST', '/v1/auth/proxy/validate', { key: proxy.key, body: {} });
+    expect(refused.status).toBe(200);
+    expect(refused.body).toEqual({ valid: false, message: 'Proxy key is inactive', budgets: view.body.budgets });
   });
 
   it('serves GET (and HEAD) only: another method is the 404 of a route the gateway does not have', async () => {

@@ -122,7 +122,7 @@ describe('GET /v1/openapi.json', () => {
       ['POST', '/v1/auth/proxy/update', 'request', `proxy_key ${proxyKeyFields}`],
       ['POST', '/v1/auth/proxy/create', 201, 'name key expires_at allocated_ammount used_ammount is_active model_whitelist ip_whitelist created_at last_used'],
       ['POST', '/v1/auth/proxy/lookup', 200, 'user_id enabled_thinking used_ammount'],
-      ['POST', '/v1/auth/proxy/validate', 200, 'valid message'],
+      ['POST', '/v1/auth/proxy/validate', 200, 'valid message budgets'],
       ['POST', '/v1/auth/proxy/toggle', 200, 'message status'],
       ['GET', '/v1/auth/key/regen', 200, 'key'],
       ['GET', '/v1/user/me', 200, 'subscription credits usage history endpoints'],
