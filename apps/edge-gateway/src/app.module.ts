@@ -36,6 +36,8 @@ import { UsageVoids } from './billing/usage-voids';
 import { RouterProbes } from './nats/router-liveness';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
+import { KeyViewController } from './key-view/key-view.controller';
+import { KeyViewService } from './key-view/key-view.service';
 import { ModelsController } from './models/models.controller';
 import { RequestObserver } from './observability/request-observer';
 import { AccountController } from './account/account.controller';
@@ -74,6 +76,7 @@ export class EdgeModule {
         KeyEventsController,
         ProxyKeysController,
         MasterKeyController,
+        KeyViewController,
         ModelsController,
         AccountController,
         DecisionsController,
@@ -133,6 +136,7 @@ export class EdgeModule {
         RevocationEpochs,
         KeyUsageTracker,
         ProxyKeysService,
+        KeyViewService,
         TextGenerationService,
         DecisionsService,
         MediaRelayService,

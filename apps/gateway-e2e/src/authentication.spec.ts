@@ -1,4 +1,4 @@
-import { api, createAccount, createDevPass, createProxyKey, nowSeconds, sleep, TestAccount } from './support/api';
+import { api, createAccount, createDevPass, createProxyKey, nowSeconds, sleep, TestAccount, UNSPENT_BUDGETS } from './support/api';
 import { suiteInfo } from './support/suite-info';
 
 const validate = (key: string, body: unknown = {}, options: { base?: string; headers?: Record<string, string> } = {}) =>
@@ -45,15 +45,15 @@ describe('authentication', () => {
       const proxy = await createProxyKey(owner.masterKey, { model_whitelist: ['model-a'] });
       const response = await validate(proxy.key, { model: 'model-a' });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ valid: true, message: 'Access granted' });
-      expect((await validate(proxy.key)).body).toEqual({ valid: true, message: 'Access granted' });
+      expect(response.body).toEqual({ valid: true, message: 'Access granted', budgets: UNSPENT_BUDGETS });
+      expect((await validate(proxy.key)).body).toEqual({ valid: true, message: 'Access granted', budgets: UNSPENT_BUDGETS });
     });
 
     it("reports a model outside the whitelist as Model '<model>' not in whitelist", async () => {
       const proxy = await createProxyKey(owner.masterKey, { model_whitelist: ['model-a'] });
       const response = await validate(proxy.key, { model: 'model-b' });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ valid: false, message: "Model 'model-b' not in whitelist" });
+      expect(response.body).toEqual({ valid: false, message: "Model 'model-b' not in whitelist", budgets: UNSPENT_BUDGETS });
     });
 
     it('reports expiry as "Proxy key has expired"', async () => {
@@ -64,7 +64,7 @@ describe('authentication', () => {
       await sleep(Math.max(0, (expiresAt + 1) * 1000 - Date.now()) + 100);
       const response = await validate(proxy.key);
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ valid: false, message: 'Proxy key has expired' });
+      expect(response.body).toEqual({ valid: false, message: 'Proxy key has expired', budgets: UNSPENT_BUDGETS });
       const record = await api('POST', '/v1/auth/proxy/lookup', { key: owner.masterKey, body: { proxy_key: proxy.key } });
       expect(record.body.is_active).toBe(true);
     });
@@ -72,7 +72,7 @@ describe('authentication', () => {
     it('reports a disabled key as "Proxy key is inactive"', async () => {
       const proxy = await createProxyKey(owner.masterKey);
       await api('POST', '/v1/auth/proxy/toggle', { key: owner.masterKey, body: { proxy_key: proxy.key } });
-      expect((await validate(proxy.key)).body).toEqual({ valid: false, message: 'Proxy key is inactive' });
+      expect((await validate(proxy.key)).body).toEqual({ valid: false, message: 'Proxy key is inactive', budgets: UNSPENT_BUDGETS });
     });
 
     it('answers 401 for an unknown or removed key, and 403 for a master key', async () => {
@@ -90,8 +90,8 @@ describe('authentication', () => {
     it('matches an IPv4 CIDR block against the loopback caller', async () => {
       const inside = await createProxyKey(owner.masterKey, { ip_whitelist: ['127.0.0.0/8'] });
       const outside = await createProxyKey(owner.masterKey, { ip_whitelist: ['10.0.0.0/8'] });
-      expect((await validate(inside.key)).body).toEqual({ valid: true, message: 'Access granted' });
-      expect((await validate(outside.key)).body).toEqual({ valid: false, message: 'IP address not in whitelist' });
+      expect((await validate(inside.key)).body).toEqual({ valid: true, message: 'Access granted', budgets: UNSPENT_BUDGETS });
+      expect((await validate(outside.key)).body).toEqual({ valid: false, message: 'IP address not in whitelist', budgets: UNSPENT_BUDGETS });
     });
 
     it('matches IPv6 addresses and blocks when the caller connects over IPv6', async () => {
@@ -101,7 +101,7 @@ describe('authentication', () => {
       const v4only = await createProxyKey(owner.masterKey, { ip_whitelist: ['127.0.0.1'] });
       expect((await validate(exact.key, {}, { base: v6 })).body.valid).toBe(true);
       expect((await validate(block.key, {}, { base: v6 })).body.valid).toBe(true);
-      expect((await validate(v4only.key, {}, { base: v6 })).body).toEqual({ valid: false, message: 'IP address not in whitelist' });
+      expect((await validate(v4only.key, {}, { base: v6 })).body).toEqual({ valid: false, message: 'IP address not in whitelist', budgets: UNSPENT_BUDGETS });
       expect((await validate(exact.key)).body.valid).toBe(false);
     });
 
@@ -118,6 +118,7 @@ describe('authentication', () => {
       expect((await validate(v4.key, {}, { base: edgeA, headers: forwardedV4 })).body).toEqual({
         valid: false,
         message: 'IP address not in whitelist',
+        budgets: UNSPENT_BUDGETS,
       });
     });
   });

@@ -122,10 +122,11 @@ describe('GET /v1/openapi.json', () => {
       ['POST', '/v1/auth/proxy/update', 'request', `proxy_key ${proxyKeyFields}`],
       ['POST', '/v1/auth/proxy/create', 201, 'name key expires_at allocated_ammount used_ammount is_active model_whitelist ip_whitelist created_at last_used'],
       ['POST', '/v1/auth/proxy/lookup', 200, 'user_id enabled_thinking used_ammount'],
-      ['POST', '/v1/auth/proxy/validate', 200, 'valid message'],
+      ['POST', '/v1/auth/proxy/validate', 200, 'valid message budgets'],
       ['POST', '/v1/auth/proxy/toggle', 200, 'message status'],
       ['GET', '/v1/auth/key/regen', 200, 'key'],
       ['GET', '/v1/user/me', 200, 'subscription credits usage history endpoints'],
+      ['GET', '/v1/key', 200, 'type name masked_key plan is_active expires_at model_whitelist ip_whitelist budgets'],
       [
         'POST',
         '/v1/chat/completions',
@@ -192,6 +193,8 @@ describe('GET /v1/openapi.json', () => {
     expect(fieldsOf(image)).toEqual(expect.arrayContaining(['url', 'b64_json', 'revised_prompt']));
     const logEntry = responseSchema(document, 'GET', '/v1/user/logs', 200).items;
     expect(fieldsOf(logEntry)).toEqual(expect.arrayContaining('key model route credits timestamp status ip input_tokens output_tokens'.split(' ')));
+    const budget = responseSchema(document, 'GET', '/v1/key', 200).properties.budgets.items;
+    expect(fieldsOf(budget)).toEqual('period timezone amount used remaining resets_at'.split(' '));
   });
 });
 
@@ -236,6 +239,13 @@ describe('what the routes answer matches the document', () => {
     expect(models.body.data.length).toBeGreaterThan(0);
     expectDocumented('GET', '/v1/models', models);
     expectDocumented('GET', '/v1/user/me', await api('GET', '/v1/user/me', { key: account.masterKey }));
+    const ownKey = await api('GET', '/v1/key', { key: account.masterKey });
+    expect(ownKey.status).toBe(200);
+    expectDocumented('GET', '/v1/key', ownKey);
+    const proxy = await createProxyKey(account.masterKey, { spend_window: 'weekly' });
+    const proxyView = await api('GET', '/v1/key', { key: proxy.key });
+    expect(proxyView.body.budgets).toHaveLength(1);
+    expectDocumented('GET', '/v1/key', proxyView);
     const logs = await api('GET', '/v1/user/logs?limit=5', { key: account.masterKey });
     expect(logs.status).toBe(200);
     expectDocumented('GET', '/v1/user/logs', logs);

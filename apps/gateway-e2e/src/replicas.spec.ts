@@ -1,4 +1,4 @@
-import { api, ApiResponse, createAccount, createProxyKey, sleep } from './support/api';
+import { api, ApiResponse, createAccount, createProxyKey, sleep, UNSPENT_BUDGETS } from './support/api';
 import { suiteInfo } from './support/suite-info';
 
 /**
@@ -37,7 +37,7 @@ describe('key changes reach every edge replica', () => {
     const { edgeA, edgeB } = suiteInfo();
     const account = createAccount('pro', '10');
     const proxy = await createProxyKey(account.masterKey);
-    expect((await validate(proxy.key, edgeB)).body).toEqual({ valid: true, message: 'Access granted' });
+    expect((await validate(proxy.key, edgeB)).body).toEqual({ valid: true, message: 'Access granted', budgets: UNSPENT_BUDGETS });
     await api('POST', '/v1/auth/proxy/toggle', { key: account.masterKey, body: { proxy_key: proxy.key }, base: edgeA });
     expect(
       (
@@ -46,7 +46,7 @@ describe('key changes reach every edge replica', () => {
           (r) => !r.body.valid,
         )
       ).body,
-    ).toEqual({ valid: false, message: 'Proxy key is inactive' });
+    ).toEqual({ valid: false, message: 'Proxy key is inactive', budgets: UNSPENT_BUDGETS });
   });
 
   it('remove through A: B refuses the key moments later', async () => {
@@ -82,7 +82,7 @@ describe('key changes reach every edge replica', () => {
           (r) => !r.body.valid,
         )
       ).body,
-    ).toEqual({ valid: false, message: 'IP address not in whitelist' });
+    ).toEqual({ valid: false, message: 'IP address not in whitelist', budgets: UNSPENT_BUDGETS });
   });
 
   it('delete all through B: A refuses every key of the account', async () => {

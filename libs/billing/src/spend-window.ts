@@ -20,6 +20,24 @@ export function windowStart(window: SpendWindow | null, at: Date): Date | null {
   }
 }
 
+/**
+ * When the spend window a moment falls in ends (UTC): the next day, the next Monday, the 1st of
+ * the next month, where spend starts again from zero. A lifetime allocation never resets: null.
+ */
+export function nextWindowStart(window: SpendWindow | null, at: Date): Date | null {
+  const start = windowStart(window, at);
+  if (!window || !start) return null;
+  switch (window) {
+    case 'daily':
+      return new Date(start.getTime() + DAY_MS);
+    case 'weekly':
+      return new Date(start.getTime() + 7 * DAY_MS);
+    case 'monthly':
+      // Date.UTC carries month 12 into January of the next year.
+      return new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
+  }
+}
+
 /** The id a key's spend is counted under in Redis: its window's start (ms), or `life` without a window. */
 export function spendWindowId(window: SpendWindow | null, at: Date): string {
   const start = windowStart(window, at);

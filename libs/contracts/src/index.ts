@@ -27,4 +27,5 @@ export * from './inference/token-count.schema';
 export * from './inference/decision.schema';
 export * from './accounts/account.schema';
 export * from './proxy-keys/proxy-key.schema';
+export * from './proxy-keys/key-view.schema';
 export * from './video/video-stream.schema';

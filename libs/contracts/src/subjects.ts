@@ -7,6 +7,8 @@ export const Subjects = {
   keysChanged: 'keys.changed',
   keysTouched: 'keys.touched',
   masterKeyRegenerate: 'keys.master.regenerate',
+  /** The calling key and its budgets (`GET /v1/key`, and the budgets of the validate answer). */
+  keyView: 'keys.view',
   proxyKeyCreate: 'keys.proxy.create',
   proxyKeyList: 'keys.proxy.list',
   proxyKeyLookup: 'keys.proxy.lookup',

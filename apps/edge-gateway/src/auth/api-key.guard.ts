@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { DECISION_MODEL_ID, KeyType } from '@gateway/contracts';
+import { DECISION_MODEL_ID, INVALID_KEY_MESSAGE, KeyType } from '@gateway/contracts';
 import type { FastifyRequest } from 'fastify';
 import { AccessContext, assertAccess } from './access-policy';
 import { ACCEPTS_X_API_KEY, ALLOWED_KEY_TYPES, AuthenticatedRequest, DECISION_MODEL_ROUTE, PUBLIC_ROUTE, SKIP_ACCESS_CHECKS } from './auth.decorators';
@@ -114,7 +114,7 @@ export class ApiKeyGuard implements CanActivate {
 
   private async authorize(request: AuthenticatedRequest, policy: AuthPolicy, lookup: Promise<Authenticated | null>): Promise<boolean> {
     const authenticated = await lookup;
-    if (!authenticated) throw new DomainError(ErrorCode.Unauthenticated, 'Invalid API key');
+    if (!authenticated) throw new DomainError(ErrorCode.Unauthenticated, INVALID_KEY_MESSAGE);
     const { principal, ipAllowlist } = authenticated;
     request.principal = principal;
     request.ipAllowlist = ipAllowlist;

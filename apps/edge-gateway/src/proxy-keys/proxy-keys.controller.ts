@@ -18,6 +18,7 @@ import { checkProxyKey } from '../auth/access-policy';
 import { AuthenticatedRequest, CurrentPrincipal, KeyTypes, SkipAccessChecks } from '../auth/auth.decorators';
 import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { ErrorFormat } from '../policy/error-format.decorator';
+import { KeyViewService } from '../key-view/key-view.service';
 import { ProxyKeysService } from './proxy-keys.service';
 
 const NOT_FOUND = { 404: 'Proxy key not found: unknown, or owned by another account.' };
@@ -32,7 +33,10 @@ const LEGACY = 'Legacy form, discouraged: use the body-field form.';
 @Controller('auth')
 @ErrorFormat('detail')
 export class ProxyKeysController {
-  constructor(private readonly proxyKeys: ProxyKeysService) {}
+  constructor(
+    private readonly proxyKeys: ProxyKeysService,
+    private readonly keyView: KeyViewService,
+  ) {}
 
   @Post('proxy/create')
   @HttpCode(201)
@@ -106,17 +110,20 @@ export class ProxyKeysController {
   @SkipAccessChecks()
   @ApiOperation({
     summary: 'Check a proxy key',
-    description: 'Authorized with the proxy key itself. Checks, in order: enabled, expiry, `model` against the whitelist (when sent), caller IP.',
+    description:
+      'Authorized with the proxy key itself. Checks, in order: enabled, expiry, `model` against the whitelist (when sent), caller IP. `budgets` is what `GET /v1/key` shows.',
   })
   @ApiOkResponse({ schema: schemaRef('ValidateProxyKeyResponse') })
   @ApiErrors({ 401: 'Missing or unknown key. A disabled or expired proxy key is answered 200 with `valid: false`.' })
-  validate(@Req() request: AuthenticatedRequest, @Body() body: ValidateProxyKeyDto): ValidateProxyKeyResponse {
+  async validate(@Req() request: AuthenticatedRequest, @Body() body: ValidateProxyKeyDto): Promise<ValidateProxyKeyResponse> {
     const refusal = checkProxyKey(request.principal.proxy!, request.ipAllowlist, {
       ip: request.ip,
       model: body.model,
       nowSeconds: Math.floor(Date.now() / 1000),
     });
-    return refusal ? { valid: false, message: refusal.message } : { valid: true, message: ProxyKeyMessages.accessGranted };
+    // The verdict is the one every other route would apply now (the edge's); the figures are key-service's.
+    const { budgets } = await this.keyView.of(request.principal);
+    return refusal ? { valid: false, message: refusal.message, budgets } : { valid: true, message: ProxyKeyMessages.accessGranted, budgets };
   }
 
   // Legacy forms (discouraged, still served).

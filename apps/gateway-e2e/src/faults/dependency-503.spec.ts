@@ -55,8 +55,15 @@ describe('PostgreSQL unreachable', () => {
     // Through this edge's own key-service: proxy-key creation works before the cut.
     const created = await api('POST', '/v1/auth/proxy/create', { key: account.masterKey, base, body: { name: 'before', allocated_ammount: 1 } });
     expect(created.status).toBe(201);
+    // Cached by the edge too: a proxy key, whose budgets validate reads from key-service all the same.
+    const cachedProxy = (await api('POST', '/v1/auth/proxy/create', { key: account.masterKey, base, body: { name: 'cached', allocated_ammount: 1 } })).body.key;
+    expect((await api('POST', '/v1/auth/proxy/validate', { key: cachedProxy, base, body: {} })).status).toBe(200);
 
     await database.close();
+
+    // A key's own figures are never answered from the edge's cache: unavailable, not stale.
+    expect503(await api('GET', '/v1/key', { key: account.masterKey, base }), { error: unavailable });
+    expect503(await api('POST', '/v1/auth/proxy/validate', { key: cachedProxy, base, body: {} }), { detail: expect.any(String) });
 
     expect503(await api('GET', '/v1/user/me', { key: account.masterKey, base }), { error: unavailable });
     expect503(await api('GET', '/v1/user/logs', { key: account.masterKey, base }), { error: unavailable });

@@ -1,6 +1,6 @@
-import { ApiKey } from '@gateway/db';
-import { countsInCurrentWindow } from '@gateway/billing';
-import { Principal, ProxyKeyRecord } from '@gateway/contracts';
+import { ApiKey, Prisma } from '@gateway/db';
+import { countsInCurrentWindow, nextWindowStart } from '@gateway/billing';
+import { KeyBudget, KeyTypeNames, KeyView, Principal, ProxyKeyRecord } from '@gateway/contracts';
 import type { Account } from '@gateway/db';
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
@@ -31,8 +31,8 @@ export function toPrincipal(key: ApiKey & { account: Account }): Principal {
  * Credits used in the key's current spend window: what was stored for an earlier window counts as
  * nothing once a new one has begun (metering resets the stored amount only with the next charge).
  */
-export function usedInCurrentWindow(key: Pick<ApiKey, 'usedAmount' | 'spendWindow' | 'windowStartedAt'>, now: Date): number {
-  return countsInCurrentWindow(key.spendWindow, key.windowStartedAt, now) ? key.usedAmount.toNumber() : 0;
+export function usedInCurrentWindow(key: Pick<ApiKey, 'usedAmount' | 'spendWindow' | 'windowStartedAt'>, now: Date): Prisma.Decimal {
+  return countsInCurrentWindow(key.spendWindow, key.windowStartedAt, now) ? key.usedAmount : new Prisma.Decimal(0);
 }
 
 /** The spec's proxy-key record; `user_id` and `enabled_thinking` only where the caller asks for them. */
@@ -42,7 +42,7 @@ export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean,
     key: value,
     expires_at: key.expiresAt ? unixSeconds(key.expiresAt) : -1,
     allocated_ammount: key.allocatedAmount.toNumber(),
-    used_ammount: usedInCurrentWindow(key, now),
+    used_ammount: usedInCurrentWindow(key, now).toNumber(),
     spend_window: key.spendWindow,
     is_active: key.isActive,
     model_whitelist: key.modelWhitelist,
@@ -55,4 +55,44 @@ export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean,
     record.enabled_thinking = key.enabledThinking;
   }
   return record;
+}
+
+/**
+ * The limits a key spends against and where each stands, one entry per window. A proxy key has
+ * one, its allocation over its spend window (`lifetime` without one); master and DevPass keys none
+ * yet. Sums stay decimal until they become JSON numbers, as `used_ammount` does.
+ */
+export function keyBudgets(key: Pick<ApiKey, 'type' | 'allocatedAmount' | 'usedAmount' | 'spendWindow' | 'windowStartedAt'>, now: Date): KeyBudget[] {
+  if (key.type !== 'proxy') return [];
+  const used = usedInCurrentWindow(key, now);
+  const resetsAt = nextWindowStart(key.spendWindow, now);
+  return [
+    {
+      period: key.spendWindow ?? 'lifetime',
+      timezone: 'UTC',
+      amount: key.allocatedAmount.toNumber(),
+      used: used.toNumber(),
+      remaining: Prisma.Decimal.max(0, key.allocatedAmount.minus(used)).toNumber(),
+      resets_at: resetsAt ? unixSeconds(resetsAt) : null,
+    },
+  ];
+}
+
+/**
+ * The calling key as its holder sees it (`GET /v1/key`). Master and DevPass keys are shown as the
+ * edge treats them: it checks no state, expiry or whitelist on them, whatever their row holds.
+ */
+export function toKeyView(key: ApiKey & { account: Pick<Account, 'plan'> }, now = new Date()): KeyView {
+  const proxy = key.type === 'proxy';
+  return {
+    type: KeyTypeNames[key.type],
+    name: key.name,
+    masked_key: key.maskedKey,
+    plan: key.account.plan,
+    is_active: proxy ? key.isActive : true,
+    expires_at: proxy && key.expiresAt ? unixSeconds(key.expiresAt) : -1,
+    model_whitelist: proxy ? key.modelWhitelist : [],
+    ip_whitelist: proxy ? key.ipWhitelist : [],
+    budgets: keyBudgets(key, now),
+  };
 }

@@ -1,7 +1,7 @@
 import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { AccountScoped, AuthenticateKeyRequest, KeysTouchedEvent, Principal, Rpc } from '@gateway/contracts';
+import { AccountScoped, AuthenticateKeyRequest, KeysTouchedEvent, KeyView, KeyViewRequest, Principal, Rpc } from '@gateway/contracts';
 import { KeysService } from './keys.service';
 
 @Controller()
@@ -16,6 +16,11 @@ export class KeysController {
   @Handles(Rpc.masterKeyRegenerate)
   regenerate(@Payload() request: AccountScoped): Promise<{ key: string }> {
     return this.keys.regenerateMasterKey(request.accountId);
+  }
+
+  @Handles(Rpc.keyView)
+  view(@Payload() request: KeyViewRequest): Promise<KeyView> {
+    return this.keys.view(request.accountId, request.keyId);
   }
 
   @Handles(Rpc.keysTouched)

@@ -12,6 +12,11 @@ export class KeysRepository {
     return this.prisma.apiKey.findUnique({ where: { keyHash }, include: { account: true } });
   }
 
+  /** One key of the account, by id; null once it is deleted. */
+  findOwned(accountId: string, id: string): Promise<ApiKeyWithAccount | null> {
+    return this.prisma.apiKey.findFirst({ where: { id, accountId }, include: { account: true } });
+  }
+
   findByAccount(accountId: string, type: ApiKey['type']): Promise<ApiKey[]> {
     return this.prisma.apiKey.findMany({ where: { accountId, type }, orderBy: { createdAt: 'asc' } });
   }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { KeyType, maskKey, Principal } from '@gateway/contracts';
+import { INVALID_KEY_MESSAGE, KeyType, KeyView, maskKey, Principal } from '@gateway/contracts';
 import { randomUUID } from 'node:crypto';
 import { KeyCryptoService } from '../crypto/key-crypto.service';
 import { KeyEventsPublisher } from '../events/key-events.publisher';
-import { toPrincipal } from './key-records';
+import { toKeyView, toPrincipal } from './key-records';
 import { KeysRepository } from './keys.repository';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
@@ -20,6 +20,16 @@ export class KeysService {
   async authenticate(keyHash: string): Promise<Principal | null> {
     const key = await this.keys.findByHash(keyHash);
     return key ? toPrincipal(key) : null;
+  }
+
+  /**
+   * The calling key, read afresh (the edge's cached principal may predate a toggle or an update).
+   * A key deleted since the edge authenticated it is refused as any unknown key is.
+   */
+  async view(accountId: string, keyId: string): Promise<KeyView> {
+    const key = await this.keys.findOwned(accountId, keyId);
+    if (!key) throw new DomainError(ErrorCode.Unauthenticated, INVALID_KEY_MESSAGE);
+    return toKeyView(key);
   }
 
   touch(keyIds: string[], at: number): Promise<void> {

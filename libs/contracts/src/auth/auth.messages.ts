@@ -2,6 +2,9 @@ import { ArrayMaxSize, IsArray, IsIn, IsInt, IsString, Length, Matches } from 'c
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
+/** The refusal of a key nobody knows, or no longer: the same words whether it never existed or was deleted. */
+export const INVALID_KEY_MESSAGE = 'Invalid API key';
+
 /** `keys.authenticate`: the edge sends the SHA-256 of the bearer key, never the key. */
 export class AuthenticateKeyRequest {
   @Matches(SHA256_HEX)
@@ -51,4 +54,14 @@ export class AccountScoped {
   @IsString()
   @Length(1, 64)
   accountId: string;
+}
+
+/**
+ * `keys.view`: the calling key, named by the principal the edge authenticated, never by anything
+ * the client sent, so a key can only ever be shown itself.
+ */
+export class KeyViewRequest extends AccountScoped {
+  @IsString()
+  @Length(1, 64)
+  keyId: string;
 }

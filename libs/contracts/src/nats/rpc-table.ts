@@ -1,6 +1,7 @@
-import { AccountScoped, AuthenticateKeyRequest, KeysChangedEvent, KeysTouchedEvent } from '../auth/auth.messages';
+import { AccountScoped, AuthenticateKeyRequest, KeysChangedEvent, KeysTouchedEvent, KeyViewRequest } from '../auth/auth.messages';
 import type { Principal } from '../auth/principal';
 import type { MessageResponse, ProxyKeyRecord, RegeneratedKey, ToggleResponse } from '../proxy-keys/proxy-key.schema';
+import type { KeyView } from '../proxy-keys/key-view.schema';
 import { AccountBudgetRequest, AccountLogsRequest, AccountSummaryRequest, type AccountBudget, type LogsPage } from '../accounts/account.messages';
 import type { UsageSummary } from '../accounts/account.schema';
 import {
@@ -76,6 +77,7 @@ type WithHeartbeats<Frame> = Frame | HeartbeatFrame;
 export const Rpc = {
   keysAuthenticate: request<AuthenticateKeyRequest, Principal | null>(Subjects.keysAuthenticate, AuthenticateKeyRequest),
   masterKeyRegenerate: request<AccountScoped, RegeneratedKey>(Subjects.masterKeyRegenerate, AccountScoped),
+  keyView: request<KeyViewRequest, KeyView>(Subjects.keyView, KeyViewRequest),
   /** Every edge replica drops the keys from its cache: no queue group. */
   keysChanged: event(Subjects.keysChanged, KeysChangedEvent, false),
   keysTouched: event(Subjects.keysTouched, KeysTouchedEvent),

@@ -1,10 +1,11 @@
 /**
  * The answers of the proxy-key routes, field names the spec's (spelling included): key-service
- * builds the records and messages, the edge the validation answer.
+ * builds the records and messages, the edge the validation answer (its budgets key-service's).
  */
 import { type Static, Type } from 'typebox';
 import { Literals, Nullable } from '../schema/schema-helpers';
 import { SpendWindows } from '../keys';
+import { KeyBudget } from './key-view.schema';
 
 export const ProxyKeyRecord = Type.Object(
   {
@@ -43,6 +44,7 @@ export const ValidateProxyKeyResponse = Type.Object({
     description:
       "`Access granted`, or the first check that failed: `Proxy key is inactive`, `Proxy key has expired`, `Model '<model>' not in whitelist`, `IP address not in whitelist`.",
   }),
+  budgets: Type.Array(KeyBudget, { description: "The key's budgets and where they stand, as `GET /v1/key` shows them." }),
 });
 export type ValidateProxyKeyResponse = Static<typeof ValidateProxyKeyResponse>;
 

@@ -4,6 +4,7 @@ import { Decision, DecisionAnswer, DecisionModel, DecisionQuestion, DecisionRequ
 import { EmbeddingList, ImageGenerationResult, ModerationResult } from '../inference/media.schema';
 import { ModelEntry, ModelList } from '../inference/model-list.schema';
 import { MessagesTokenCount, ResponsesInputTokens } from '../inference/token-count.schema';
+import { KeyBudget, KeyView } from '../proxy-keys/key-view.schema';
 import { MessageResponse, ProxyKeyRecord, ProxyKeyRecords, RegeneratedKey, ToggleResponse, ValidateProxyKeyResponse } from '../proxy-keys/proxy-key.schema';
 import { VideoGeneration, VideoHeartbeat, VideoProgress } from '../video/video-stream.schema';
 
@@ -34,6 +35,8 @@ export const API_SCHEMAS = {
   ToggleResponse,
   ValidateProxyKeyResponse,
   RegeneratedKey,
+  KeyView,
+  KeyBudget,
   VideoHeartbeat,
   VideoProgress,
   VideoGeneration,

@@ -1,0 +1,49 @@
+/**
+ * `GET /v1/key`: the calling key as its holder may see it, and what it has left. key-service builds
+ * it from the key's row (the spend the ledger keeps on it); the edge relays it, and takes its
+ * `budgets` for the validate answer.
+ */
+import { type Static, Type } from 'typebox';
+import { Literals, Nullable } from '../schema/schema-helpers';
+import { type KeyType, Plans, SpendWindows } from '../keys';
+
+/** A budget's period: a proxy key's `spend_window`, or `lifetime` for a key without one. */
+export const BudgetPeriods = [...SpendWindows, 'lifetime'] as const;
+export type BudgetPeriod = (typeof BudgetPeriods)[number];
+
+/** The key types as the API names them (`dev` is the DevPass key). */
+export const KeyTypeNames = { master: 'master', proxy: 'proxy', dev: 'devpass' } as const satisfies Record<KeyType, string>;
+
+export const KeyBudget = Type.Object(
+  {
+    period: Literals(BudgetPeriods, { description: 'The window the amount is for; `lifetime`: one allocation that never resets.' }),
+    timezone: Literals(['UTC'] as const, { description: 'The time zone of the window boundaries.' }),
+    amount: Type.Number({ minimum: 0, description: 'Credits allowed per window (a proxy key: its `allocated_ammount`).' }),
+    used: Type.Number({ minimum: 0, description: 'Credits the ledger charged to the key in the current window (a proxy key: its `used_ammount`).' }),
+    remaining: Type.Number({ minimum: 0, description: '`amount - used`, never below 0.' }),
+    resets_at: Nullable(Type.Integer(), {
+      description: 'Unix seconds: when the next window starts and `used` is 0 again (UTC midnight, Monday 00:00, the 1st 00:00); `null` for `lifetime`.',
+    }),
+  },
+  { description: 'One spending limit of the key and where it stands.' },
+);
+export type KeyBudget = Static<typeof KeyBudget>;
+
+export const KeyView = Type.Object(
+  {
+    type: Literals(Object.values(KeyTypeNames), { description: 'The key type.' }),
+    name: Nullable(Type.String(), { description: 'The name it was given; `null` when it has none.' }),
+    masked_key: Type.String({ description: 'The key, masked (prefix and last 4 characters).', example: 'ek-proxy-...a1b2' }),
+    plan: Literals(Plans, { description: "The account's plan." }),
+    is_active: Type.Boolean({ description: 'Whether the key is enabled (always `true` for master and DevPass keys). Expiry does not change it.' }),
+    expires_at: Type.Integer({ description: 'Unix seconds; `-1` means no expiry.' }),
+    model_whitelist: Type.Array(Type.String(), { description: 'Allowed model ids; empty means every model the key type may use.' }),
+    ip_whitelist: Type.Array(Type.String(), { description: 'Allowed caller addresses or CIDR blocks; empty means every address.' }),
+    budgets: Type.Array(KeyBudget, {
+      description:
+        "The limits the key spends against, one entry per window. A proxy key has one, its allocation; master and DevPass keys have none yet (the account's credits are in `/v1/user/me`).",
+    }),
+  },
+  { description: 'The calling key, whatever its type.' },
+);
+export type KeyView = Static<typeof KeyView>;
