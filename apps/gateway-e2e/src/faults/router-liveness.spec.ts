@@ -119,10 +119,12 @@ describe('router liveness', () => {
     await usage.single(later);
     expect(usage.eventsFor(requestId)).toEqual([]);
     // The edge voided it (it answered 503 and nothing else): logged as an error of 0 credits.
-    expect(usage.voidsFor(requestId).map(({ event, msgId }) => ({ status: event.status, route: event.route, msgId }))).toEqual([
-      { status: 'error', route: 'embeddings', msgId: `${usage.voidsFor(requestId)[0]?.event.requestId}:void` },
+    const voids = usage.voidsFor(requestId);
+    const gatewayId = voids[0]?.event.requestId;
+    expect(voids.map(({ event, msgId }) => ({ status: event.status, route: event.route, msgId }))).toEqual([
+      { status: 'error', route: 'embeddings', msgId: `${gatewayId}:void` },
     ]);
-    expect(await ledgerEntry(account.masterKey, requestId)).toMatchObject({ status: 'error', credits: 0 });
+    expect(await ledgerEntry(account.masterKey, gatewayId)).toMatchObject({ status: 'error', credits: 0 });
   });
 
   it('an edge that gives up on an embeddings request before any answer (idle timeout) has it recorded as an error, never charged', async () => {
