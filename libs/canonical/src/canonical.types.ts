@@ -58,6 +58,13 @@ export interface ReasoningOptions {
   effort?: 'low' | 'medium' | 'high';
   /** Generate reasoning but do not return it (`:reasoning-exclude`, `reasoning.exclude`, `display: omitted`). */
   exclude: boolean;
+  /**
+   * How the client asked to see the thinking (Anthropic's `thinking.display`), as sent, whether the
+   * gateway knows the mode or not: an adapter whose upstream takes it sends it unchanged (see
+   * `ProviderAdapter.appliesReasoningDisplay`); for the others the gateway applies the modes it
+   * knows (`hidesReasoning` in the client formats).
+   */
+  display?: string;
 }
 
 /**
@@ -103,6 +110,11 @@ export interface CanonicalRequest {
   user?: string;
   /** Absent: plain text. */
   responseFormat?: ResponseFormat;
+  /**
+   * Anthropic beta flags the client sent (the `anthropic-beta` header, the body's `betas`), as sent:
+   * passed on to Anthropic upstreams, which the flags steer; other upstreams know none.
+   */
+  betas?: string[];
 }
 
 export interface Usage {

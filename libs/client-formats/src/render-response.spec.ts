@@ -160,6 +160,11 @@ describe('renderResponse: messages', () => {
     });
   });
 
+  it('keeps signed reasoning that has no text as an empty thinking block, for the client to send back', () => {
+    const body = renderResponse('messages', response({ reasoning: '', reasoningSignature: 'sig' }), context()) as any;
+    expect(body.content[0]).toEqual({ type: 'thinking', thinking: '', signature: 'sig' });
+  });
+
   it('drops excluded thinking and an empty text block next to tool calls', () => {
     const body = renderResponse('messages', { ...full, text: '' }, context({ excludeReasoning: true })) as any;
     expect(body.content.map((b: any) => b.type)).toEqual(['tool_use']);

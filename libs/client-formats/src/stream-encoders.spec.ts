@@ -201,6 +201,29 @@ describe('messages stream encoder', () => {
     ]);
   });
 
+  it('keeps each signed thinking block apart, a signature-only one included (Anthropic display omitted and updates)', () => {
+    const encoder = createStreamEncoder('messages', context());
+    const frames = parseFrames([
+      ...encoder.encode(start),
+      // Hidden reasoning: a block with only its signature, then a progress note in a block of its own.
+      ...encoder.encode({ type: 'reasoning_signature', signature: 'sig-reasoning' }),
+      ...encoder.encode({ type: 'reasoning_delta', text: 'Checking the tests.' }),
+      ...encoder.encode({ type: 'reasoning_signature', signature: 'sig-update' }),
+      ...encoder.encode({ type: 'text_delta', text: 'Done.' }),
+    ]).slice(2);
+    expect(frames.map((f) => f.data)).toEqual([
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-reasoning' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'thinking_delta', thinking: 'Checking the tests.' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'signature_delta', signature: 'sig-update' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Done.' } },
+    ]);
+  });
+
   it('sends neither thinking nor signature when reasoning is excluded', () => {
     const encoder = createStreamEncoder('messages', context({ excludeReasoning: true }));
     encoder.encode(start);

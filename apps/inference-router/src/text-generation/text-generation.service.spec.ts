@@ -184,6 +184,63 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
     expect(usage).toEqual([expect.objectContaining({ status: 'error', outputTokens: 1 })]);
   });
 
+  describe("thinking display 'updates' (only the progress notes written between tool calls)", () => {
+    const body = (model: string) => ({
+      model,
+      max_tokens: 4096,
+      stream: true,
+      thinking: { type: 'adaptive', display: 'updates' },
+      messages: [{ role: 'user', content: 'Fix the tests.' }],
+    });
+    const thinkingBlocks = (text: string) =>
+      text.split('\n').filter((line) => line.startsWith('data: ') && line.includes('"content_block_start"') && line.includes('"thinking"')).length;
+
+    it('hides the reasoning of an upstream that writes no such notes, as omitted does', async () => {
+      upstream.handle((_request, response) =>
+        sendSse(response, [
+          { data: chunk({ role: 'assistant', reasoning_content: 'All of my reasoning.' }) },
+          { data: chunk({ content: 'Fixed.' }, 'stop') },
+          { data: '[DONE]' },
+        ]),
+      );
+      const text = sseText((await run('messages', body('up-openai'))).frames);
+      expect(text).toContain('Fixed.');
+      expect(text).not.toContain('All of my reasoning.');
+      expect(thinkingBlocks(text)).toBe(0);
+    });
+
+    it('passes the mode and the beta flags to an Anthropic upstream, and its blocks through as it sent them', async () => {
+      const event = (data: { type: string } & Record<string, unknown>) => ({ event: data.type, data });
+      upstream.handle((_request, response) =>
+        sendSse(response, [
+          event({ type: 'message_start', message: { id: 'msg_u', usage: { input_tokens: 9, output_tokens: 1 } } }),
+          event({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+          event({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-hidden' } }),
+          event({ type: 'content_block_stop', index: 0 }),
+          event({ type: 'content_block_start', index: 1, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+          event({ type: 'content_block_delta', index: 1, delta: { type: 'thinking_delta', thinking: 'Running the tests now.' } }),
+          event({ type: 'content_block_delta', index: 1, delta: { type: 'signature_delta', signature: 'sig-update' } }),
+          event({ type: 'content_block_stop', index: 1 }),
+          event({ type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } }),
+          event({ type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Fixed.' } }),
+          event({ type: 'content_block_stop', index: 2 }),
+          event({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 30 } }),
+          event({ type: 'message_stop' }),
+        ]),
+      );
+      const requestId = `req_run_${++n}`;
+      const request = { ...caller, requestId, format: 'messages' as const, body: body('up-anthropic'), betas: ['thinking-display-updates-2026-08-18'] };
+      const text = sseText(await firstValueFrom(service.generate(request).pipe(toArray())));
+      const sent = upstream.requests.at(-1)!;
+      expect(sent.body).toMatchObject({ thinking: { display: 'updates' } });
+      expect(sent.headers['anthropic-beta']).toBe('thinking-display-updates-2026-08-18');
+      expect(thinkingBlocks(text)).toBe(2);
+      expect(text).toContain('"signature":"sig-hidden"');
+      expect(text).toContain('"thinking":"Running the tests now."');
+      expect(text).toContain('"signature":"sig-update"');
+    });
+  });
+
   it('an unknown model is a 404 before any upstream call', async () => {
     const before = upstream.requests.length;
     const { frames, usage } = await run('chat', { model: 'nope', messages: [{ role: 'user', content: 'hi' }] });

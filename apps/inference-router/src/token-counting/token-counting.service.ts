@@ -59,7 +59,7 @@ export class TokenCountingService {
     const format = clientFormat(request.format);
     // A continued conversation counts the stored turns it continues, as the generation would send them.
     const stored = format.storedState ? await this.store.resolve(request, format.storedState, body) : undefined;
-    const canonical = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning }).request;
+    const canonical = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning, betas: request.betas }).request;
     const model = this.catalog.get(canonical.model);
     if (!model) throw new DomainError(ErrorCode.NotFound, `The model '${canonical.model}' does not exist or is not available to you`, 'model');
     const route = TEXT_ROUTES[request.format];

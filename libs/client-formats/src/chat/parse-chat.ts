@@ -29,7 +29,8 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
     frequencyPenalty: b.frequency_penalty ?? undefined,
     presencePenalty: b.presence_penalty ?? undefined,
     stop: b.stop === undefined || b.stop === null ? undefined : typeof b.stop === 'string' ? [b.stop] : b.stop,
-    tools: b.tools?.map((tool) => functionDefinition(tool.function)),
+    // Tools of another type are skipped (chat.schema.ts): no upstream the gateway calls is sent them.
+    tools: b.tools?.flatMap((tool) => (tool.type === 'function' ? [functionDefinition(tool.function as FunctionDefinition)] : [])),
     toolChoice: toolChoice(b.tool_choice),
     reasoning: buildReasoning(reasoningSignals(b), options),
     stream: b.stream ?? false,
