@@ -47,6 +47,8 @@ export interface ToolDefinition {
   description?: string;
   /** JSON schema of the arguments. */
   parameters: Record<string, unknown>;
+  /** OpenAI's `strict` (arguments held to the schema exactly), when the client said; echoed as sent. */
+  strict?: boolean;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };

@@ -281,7 +281,7 @@ describe('parseClientRequest: responses', () => {
       tool_choice: { type: 'function', name: 'flat' },
     });
     expect(request.tools).toEqual([
-      { name: 'flat', description: 'd', parameters: { type: 'object' } },
+      { name: 'flat', description: 'd', parameters: { type: 'object' }, strict: true },
       { name: 'nested', parameters: { type: 'object' } },
     ]);
     expect(request.toolChoice).toEqual({ name: 'flat' });

@@ -114,7 +114,7 @@ describe('renderResponse: responses', () => {
       temperature: 0.3,
       text: { format: { type: 'text' } },
       tool_choice: { type: 'function', name: 'f' },
-      tools: [{ type: 'function', name: 'f', description: null, parameters: { type: 'object' }, strict: false }],
+      tools: [{ type: 'function', name: 'f', description: null, parameters: { type: 'object' }, strict: true }],
       top_p: 0.8,
       truncation: 'disabled',
       usage: {
@@ -134,6 +134,20 @@ describe('renderResponse: responses', () => {
     expect(body.status).toBe('incomplete');
     expect(body.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(body.output.map((item: any) => item.type)).toEqual(['function_call']);
+  });
+
+  it("echoes each tool's strict as sent, true (OpenAI's default on Responses) when it was left out", () => {
+    const tools = [
+      { name: 'sent_true', parameters: {}, strict: true },
+      { name: 'sent_false', parameters: {}, strict: false },
+      { name: 'left_out', parameters: {} },
+    ];
+    const body = renderResponse('responses', response(), context({}, { tools })) as any;
+    expect(body.tools.map((tool: any) => [tool.name, tool.strict])).toEqual([
+      ['sent_true', true],
+      ['sent_false', false],
+      ['left_out', true],
+    ]);
   });
 
   it('keeps a resp_ id as is', () => {

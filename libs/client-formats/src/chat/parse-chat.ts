@@ -92,7 +92,7 @@ function toolCall(call: { id: string; function: { name: string; arguments: strin
   return { id: call.id, name: call.function.name, arguments: call.function.arguments };
 }
 
-/** `{name, description?, parameters?}` as both OpenAI formats spell a function tool. */
+/** `{name, description?, parameters?, strict?}` as both OpenAI formats spell a function tool. */
 export function functionDefinition(fn: FunctionDefinition): ToolDefinition {
   const definition: ToolDefinition = {
     name: fn.name,
@@ -100,6 +100,7 @@ export function functionDefinition(fn: FunctionDefinition): ToolDefinition {
     parameters: fn.parameters ?? { type: 'object', properties: {} },
   };
   if (fn.description !== undefined && fn.description !== null) definition.description = fn.description;
+  if (fn.strict !== undefined && fn.strict !== null) definition.strict = fn.strict;
   return definition;
 }
 

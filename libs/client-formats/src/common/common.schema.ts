@@ -16,11 +16,17 @@ export const Model = Id({
   example: 'sim-chat',
 });
 
-/** `{name, description?, parameters?}`, as both OpenAI formats spell a function tool. */
+/** `{name, description?, parameters?, strict?}`, as both OpenAI formats spell a function tool. */
 export const FunctionDefinition = Type.Object({
   name: Id(),
   parameters: Maybe(FreeObject({ description: 'A JSON Schema object; leave it out for a function without arguments.' })),
   description: Maybe(Type.String()),
+  strict: Maybe(
+    Type.Boolean({
+      description:
+        'Hold the arguments to the schema exactly: sent to OpenAI-compatible upstreams as given. Responses echo it, `true` when left out (as OpenAI does).',
+    }),
+  ),
 });
 export type FunctionDefinition = Static<typeof FunctionDefinition>;
 

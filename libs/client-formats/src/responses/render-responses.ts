@@ -74,8 +74,9 @@ function responsesToolChoice(choice: ToolChoice | undefined): unknown {
   return typeof choice === 'string' ? choice : { type: 'function', name: choice.name };
 }
 
+/** `strict` as the client sent it; left out, OpenAI's Responses default for function tools, `true`. */
 function responsesTool(tool: ToolDefinition): object {
-  return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: false };
+  return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: tool.strict ?? true };
 }
 
 export function responsesReasoningItem(id: string, text: string): object {
