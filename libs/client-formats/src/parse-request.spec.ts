@@ -308,6 +308,9 @@ describe('parseClientRequest: responses', () => {
       logprobs: true,
     });
     expect(parsed.metadata).toEqual({ trace: 't-1' });
+    expect(parsed.reasoningSummary).toBe('auto');
+    expect(responses({ reasoning: { effort: 'low' } }).reasoningSummary).toBeUndefined();
+    expect(responses({ reasoning: { summary: true } }).reasoningSummary).toBe('auto');
     expect(responses({ reasoning: { summary: false } }).request.reasoning).toEqual({ enabled: true, exclude: true });
     expect(responses({}, { reasoningExcludeSuffix: true }).request.reasoning).toEqual({ enabled: false, exclude: true });
   });

@@ -81,7 +81,7 @@ describe('renderResponse: chat', () => {
 describe('renderResponse: responses', () => {
   it('renders reasoning, message and function call items with the request echoed', () => {
     const ctx = context(
-      { metadata: { trace: 't' } },
+      { metadata: { trace: 't' }, reasoningSummary: 'auto' },
       {
         system: 'Be brief.',
         maxTokens: 99,
@@ -109,7 +109,7 @@ describe('renderResponse: responses', () => {
       ],
       parallel_tool_calls: true,
       previous_response_id: null,
-      reasoning: { effort: 'low', summary: null },
+      reasoning: { effort: 'low', summary: 'auto' },
       store: false,
       temperature: 0.3,
       text: { format: { type: 'text' } },
@@ -134,6 +134,13 @@ describe('renderResponse: responses', () => {
     expect(body.status).toBe('incomplete');
     expect(body.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(body.output.map((item: any) => item.type)).toEqual(['function_call']);
+  });
+
+  it('returns the reasoning item with summary: [] when no summary was asked for, as OpenAI does', () => {
+    const body = renderResponse('responses', full, context()) as any;
+    expect(body.output[0]).toEqual({ id: 'rs_gen-1', type: 'reasoning', summary: [] });
+    expect(body.reasoning).toEqual({ effort: null, summary: null });
+    expect(body.usage.output_tokens_details).toEqual({ reasoning_tokens: 5 });
   });
 
   it("echoes each tool's strict as sent, true (OpenAI's default on Responses) when it was left out", () => {

@@ -66,7 +66,7 @@ describe('responses stream encoder', () => {
   it('names every event in both the event line and the type field, numbered in order', () => {
     const frames = parseFrames(
       encodeAll(
-        createStreamEncoder('responses', context()),
+        createStreamEncoder('responses', context({ reasoningSummary: 'auto' })),
         eventsFor(response({ reasoning: 'r', toolCalls: [{ id: 'c', name: 'f', arguments: '{}' }], stopReason: 'tool_calls' })),
       ),
     );
@@ -95,6 +95,17 @@ describe('responses stream encoder', () => {
       'response.output_item.done',
       'response.completed',
     ]);
+  });
+
+  it('streams a reasoning item without summary events, and with summary: [], when no summary was asked for', () => {
+    const frames = parseFrames(encodeAll(createStreamEncoder('responses', context()), eventsFor(response({ reasoning: 'Long thoughts.' }))));
+    expect(frames.filter((f) => f.event?.startsWith('response.reasoning_summary'))).toEqual([]);
+    const reasoning = frames.filter((f) => f.event?.startsWith('response.output_item.') && f.data.item.type === 'reasoning');
+    expect(reasoning.map((f) => [f.event, f.data.item.summary])).toEqual([
+      ['response.output_item.added', []],
+      ['response.output_item.done', []],
+    ]);
+    expect(frames.at(-1)!.data.response.output[0]).toEqual({ id: 'rs_abc123', type: 'reasoning', summary: [] });
   });
 
   it('holds response.completed until usage arrives', () => {

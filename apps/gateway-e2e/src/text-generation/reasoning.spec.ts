@@ -208,8 +208,12 @@ describe('reasoning', () => {
   });
 
   describe('responses', () => {
-    it('returns a reasoning item with a summary before the message', async () => {
-      const response = await openaiClient(account.masterKey).responses.create({ model: 'sim-reasoner', input: 'Why is the sky blue?' });
+    it('returns a reasoning item with a summary before the message when a summary is asked for', async () => {
+      const response = await openaiClient(account.masterKey).responses.create({
+        model: 'sim-reasoner',
+        input: 'Why is the sky blue?',
+        reasoning: { summary: 'auto' },
+      });
       expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
       const reasoning = response.output[0] as any;
       expect(reasoning.id).toMatch(/^rs_/);
@@ -218,10 +222,32 @@ describe('reasoning', () => {
       expect(reasoning.summary[0].text).toContain('Why is the sky blue?');
       expect(response.output_text.length).toBeGreaterThan(0);
       expect(response.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+      expect(response.reasoning).toEqual({ effort: null, summary: 'auto' });
+    });
+
+    it('returns the reasoning item with summary: [] when no summary was asked for (as OpenAI does), still billing the reasoning', async () => {
+      const client = openaiClient(account.masterKey);
+      for (const reasoning of [undefined, { effort: 'high' as const }]) {
+        const response = await client.responses.create({ model: 'sim-reasoner', input: 'Why is the sky blue?', ...(reasoning ? { reasoning } : {}) });
+        expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+        expect(response.output[0]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary: [] });
+        expect(response.reasoning?.summary).toBeNull();
+        expect(response.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+      }
+
+      const events: ResponseStreamEvent[] = [];
+      for await (const event of await client.responses.create({ model: 'sim-reasoner', input: 'Stream your thoughts.', stream: true })) events.push(event);
+      expect(events.filter((event) => event.type.startsWith('response.reasoning_summary'))).toEqual([]);
+      const completed = events.at(-1) as Extract<ResponseStreamEvent, { type: 'response.completed' }>;
+      expect(completed.response.output[0]).toMatchObject({ type: 'reasoning', summary: [] });
     });
 
     it('streams the reasoning summary as deltas that join to the final reasoning item', async () => {
-      const stream = openaiClient(account.masterKey).responses.stream({ model: 'sim-reasoner', input: 'Stream your thoughts.' });
+      const stream = openaiClient(account.masterKey).responses.stream({
+        model: 'sim-reasoner',
+        input: 'Stream your thoughts.',
+        reasoning: { summary: 'detailed' },
+      });
       const deltas: string[] = [];
       stream.on('response.reasoning_summary_text.delta', (event: ResponseStreamEvent & { delta: string }) => deltas.push(event.delta));
       const final = await stream.finalResponse();

@@ -112,6 +112,7 @@ export class TextGenerationService {
       metadata: parsed.metadata,
       store: save !== undefined,
       previousResponseId: parsed.previousResponseId,
+      reasoningSummary: parsed.reasoningSummary,
     };
     // A route's `tpm` quota counts the prompt plus the output cap; counted only for a route that has one.
     const routing = { affinity: () => affinityKey(canonical, body), tokens: () => countedPrompt() + (upstreamRequest.maxTokens ?? 0) };

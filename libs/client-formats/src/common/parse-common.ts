@@ -22,6 +22,8 @@ export interface ParsedClientRequest {
   store?: boolean;
   /** Responses `previous_response_id`, echoed back (the router already put that response's items in the input). */
   previousResponseId?: string;
+  /** Responses `reasoning.summary` when the client asked for a summary: the kind as sent (`true` is `auto`). */
+  reasoningSummary?: string;
 }
 
 export type Effort = NonNullable<ReasoningOptions['effort']>;

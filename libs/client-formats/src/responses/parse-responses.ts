@@ -51,7 +51,14 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
     metadata: b.metadata ?? undefined,
     store: b.store ?? true,
     previousResponseId: b.previous_response_id ?? undefined,
+    reasoningSummary: summaryKind(b.reasoning?.summary),
   };
+}
+
+/** The summary asked for: a kind (one the gateway does not know included), or `true`, the spec's boolean form of `auto`. */
+function summaryKind(summary: NonNullable<ResponsesRequest['reasoning']>['summary'] | undefined): string | undefined {
+  if (summary === true) return 'auto';
+  return typeof summary === 'string' ? summary : undefined;
 }
 
 function addItem(conversation: ConversationBuilder, item: ResponsesInputItem, at: string): void {
