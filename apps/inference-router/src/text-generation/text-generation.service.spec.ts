@@ -10,18 +10,35 @@ import { recordingCalls } from '../testing/recording-publisher';
 import { InflightRequests } from './inflight-requests';
 import { TextGenerationService } from './text-generation.service';
 
-/** Two models on one fake upstream: one spoken to in OpenAI's wire format, one in Anthropic's. */
+/**
+ * Two reasoning models on one fake upstream: one spoken to in OpenAI's wire format, one in
+ * Anthropic's; and the simulator, as a model the catalog marks as reasoning and as one it does not.
+ */
 const catalogYaml = (baseUrl: string) => `models:
   - id: up-openai
     pricing: { input: 0, output: 0 }
     endpoints: [chat.completions, messages]
+    tags: [reasoning]
     routes:
       - { adapter: openai, base_url: "${baseUrl}/v1", upstream_model: gpt-upstream }
   - id: up-anthropic
     pricing: { input: 0, output: 0 }
     endpoints: [chat.completions, messages]
+    tags: [reasoning]
     routes:
       - { adapter: anthropic, base_url: "${baseUrl}", upstream_model: claude-upstream }
+  - id: sim-thinking
+    pricing: { input: 0, output: 0 }
+    endpoints: []
+    tags: [text, reasoning]
+    routes:
+      - { adapter: simulator, upstream_model: sim }
+  - id: sim-plain
+    pricing: { input: 0, output: 0 }
+    endpoints: []
+    tags: [text]
+    routes:
+      - { adapter: simulator, upstream_model: sim }
 `;
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
@@ -238,6 +255,36 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
       expect(text).toContain('"signature":"sig-hidden"');
       expect(text).toContain('"thinking":"Running the tests now."');
       expect(text).toContain('"signature":"sig-update"');
+    });
+  });
+
+  describe('reasoning asked of a model the catalog does not mark as reasoning', () => {
+    const reply = async (format: TextGenerationRequest['format'], body: Record<string, unknown>) => {
+      const [frame] = (await run(format, body)).frames;
+      expect(frame).toMatchObject({ kind: 'json', status: 200 });
+      return (frame as { body: any }).body;
+    };
+
+    it('is served without reasoning (no reasoning item, no reasoning tokens) in each format; a reasoning model reasons', async () => {
+      for (const reasoning of [{}, { effort: 'high' }, { effort: 'low', summary: 'auto' }]) {
+        const plain = await reply('responses', { model: 'sim-plain', input: 'Why is the sky blue?', reasoning });
+        expect(plain.output.map((item: any) => item.type)).toEqual(['message']);
+        expect(plain.usage.output_tokens_details.reasoning_tokens).toBe(0);
+        expect(plain.reasoning).toEqual({ effort: null, summary: reasoning.summary ?? null });
+        const thinking = await reply('responses', { model: 'sim-thinking', input: 'Why is the sky blue?', reasoning });
+        expect(thinking.output.map((item: any) => item.type)).toEqual(['reasoning', 'message']);
+        expect(thinking.usage.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+      }
+      const chat = await reply('chat', { model: 'sim-plain', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'high' });
+      expect(chat.choices[0].message).not.toHaveProperty('reasoning');
+      expect(chat.usage.completion_tokens_details.reasoning_tokens).toBe(0);
+      const messages = await reply('messages', {
+        model: 'sim-plain',
+        max_tokens: 4096,
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(messages.content.map((block: any) => block.type)).toEqual(['text']);
     });
   });
 

@@ -15,6 +15,7 @@ import { countDeltaTokens } from '../token-counting/delta-tokens';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
+import { servingModel } from './serving-model';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
@@ -89,14 +90,8 @@ export class TextGenerationService {
     // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
     const responseId = format.storedState?.responseId(request.requestId);
     const save = stored && parsed.store ? (response: Record<string, unknown>) => this.store.save(request, response, stored.inputItems) : undefined;
-    const canonical = parsed.request;
-    outcome.model = canonical.model;
-    const model = this.catalog.get(canonical.model);
-    if (!model) throw new DomainError(ErrorCode.NotFound, `The model '${canonical.model}' does not exist or is not available to you`, 'model');
-    const route = TEXT_ROUTES[request.format];
-    if (model.config.endpoints.length > 0 && !model.config.endpoints.includes(route)) {
-      throw new DomainError(ErrorCode.InvalidRequest, `The model '${canonical.model}' does not serve ${route}`, 'model');
-    }
+    outcome.model = parsed.request.model;
+    const { model, request: canonical } = servingModel(this.catalog, parsed.request, request.format);
     // The gateway's own count of the prompt, made only when the upstream reports no input: a stream
     // that starts without usage (OpenAI, the simulator), or a call cut short before it reported.
     let promptTokens: number | undefined;
