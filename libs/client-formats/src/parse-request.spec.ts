@@ -182,6 +182,7 @@ describe('parseClientRequest: chat', () => {
     [{ tool_choice: 'sometimes' }, 'tool_choice', undefined],
     [{ stream: 'yes' }, 'stream', 'stream: must be a boolean, got a string'],
     [{ stream_options: { include_usage: 1 } }, 'stream_options.include_usage', undefined],
+    [{ usage: { include: 'yes' } }, 'usage.include', 'usage.include: must be a boolean, got a string'],
     [{ top_logprobs: 21 }, 'top_logprobs', undefined],
     [{ thinking: { type: 'enabled', budget_tokens: 'lots' } }, 'thinking.budget_tokens', undefined],
     [{ reasoning: { effort: 7 } }, 'reasoning.effort', 'reasoning.effort: must be a string, got a number'],

@@ -21,6 +21,16 @@ describe('chat stream encoder', () => {
     expect(frames[4].data).toBe('[DONE]');
   });
 
+  it("ends with the usage chunk when asked for in OpenRouter's spelling, usage: {include: true}", () => {
+    const { request } = clientFormat('chat').parse(
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, usage: { include: true } },
+      { reasoningExcludeSuffix: false },
+    );
+    const frames = parseFrames(encodeAll(createStreamEncoder('chat', context({}, request)), [start, { type: 'finish', stopReason: 'stop' }, usage]));
+    expect(frames.at(-2)!.data).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } });
+    expect(frames.at(-1)!.data).toBe('[DONE]');
+  });
+
   it('sends no usage chunk unless include_usage was asked for', () => {
     const frames = parseFrames(encodeAll(createStreamEncoder('chat', context()), [start, { type: 'finish', stopReason: 'stop' }, usage]));
     expect(frames.some((f) => f.data !== '[DONE]' && f.data.usage)).toBe(false);

@@ -92,6 +92,12 @@ export const ChatCompletionRequest = Type.Object({
   messages: Type.Array(ChatMessage, { minItems: 1 }),
   stream: Maybe(Type.Boolean({ default: false })),
   stream_options: Maybe(Type.Object({ include_usage: Maybe(Type.Boolean({ description: 'Send a last chunk with `usage` and empty `choices`.' })) })),
+  usage: Maybe(
+    Type.Object(
+      { include: Maybe(Type.Boolean({ description: 'As `stream_options.include_usage`.' })) },
+      { description: "OpenRouter's spelling of `stream_options.include_usage` (its AI SDK provider asks for stream usage this way)." },
+    ),
+  ),
   web_search: WebSearch,
   max_completion_tokens: Maybe(PositiveInteger('Wins over `max_tokens`.')),
   max_tokens: Maybe(PositiveInteger('Reasoning tokens are billed as output and count against it.')),

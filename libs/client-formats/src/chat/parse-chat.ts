@@ -34,7 +34,8 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
     toolChoice: toolChoice(b.tool_choice),
     reasoning: buildReasoning(reasoningSignals(b), options),
     stream: b.stream ?? false,
-    includeUsage: b.stream_options?.include_usage ?? undefined,
+    // OpenRouter's `usage: {include: true}` asks for the same last chunk.
+    includeUsage: b.stream_options?.include_usage || b.usage?.include || undefined,
     logprobs: b.logprobs ?? undefined,
     topLogprobs: b.top_logprobs ?? undefined,
     user: b.user ?? undefined,
