@@ -47,6 +47,8 @@ export interface ToolDefinition {
   description?: string;
   /** JSON schema of the arguments. */
   parameters: Record<string, unknown>;
+  /** OpenAI's `strict` (arguments held to the schema exactly), when the client said; echoed as sent. */
+  strict?: boolean;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
@@ -58,6 +60,13 @@ export interface ReasoningOptions {
   effort?: 'low' | 'medium' | 'high';
   /** Generate reasoning but do not return it (`:reasoning-exclude`, `reasoning.exclude`, `display: omitted`). */
   exclude: boolean;
+  /**
+   * How the client asked to see the thinking (Anthropic's `thinking.display`), as sent, whether the
+   * gateway knows the mode or not: an adapter whose upstream takes it sends it unchanged (see
+   * `ProviderAdapter.appliesReasoningDisplay`); for the others the gateway applies the modes it
+   * knows (`hidesReasoning` in the client formats).
+   */
+  display?: string;
 }
 
 /**
@@ -103,6 +112,11 @@ export interface CanonicalRequest {
   user?: string;
   /** Absent: plain text. */
   responseFormat?: ResponseFormat;
+  /**
+   * Anthropic beta flags the client sent (the `anthropic-beta` header, the body's `betas`), as sent:
+   * passed on to Anthropic upstreams, which the flags steer; other upstreams know none.
+   */
+  betas?: string[];
 }
 
 export interface Usage {

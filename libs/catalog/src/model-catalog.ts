@@ -36,6 +36,13 @@ export interface CatalogModel {
   entry: ModelEntry;
 }
 
+/** The catalog marks a model that reasons with the tag `reasoning` (also what `GET /v1/models` lists). */
+export const REASONING_TAG = 'reasoning';
+
+export function isReasoningModel(config: ModelConfig): boolean {
+  return config.tags?.includes(REASONING_TAG) ?? false;
+}
+
 function describe(errors: ValidationError[], path: string, models: unknown[]): string[] {
   return errors.flatMap((error) => {
     let here = path ? `${path}.${error.property}` : error.property;

@@ -182,9 +182,10 @@ describe('parseClientRequest: chat', () => {
     [{ tool_choice: 'sometimes' }, 'tool_choice', undefined],
     [{ stream: 'yes' }, 'stream', 'stream: must be a boolean, got a string'],
     [{ stream_options: { include_usage: 1 } }, 'stream_options.include_usage', undefined],
+    [{ usage: { include: 'yes' } }, 'usage.include', 'usage.include: must be a boolean, got a string'],
     [{ top_logprobs: 21 }, 'top_logprobs', undefined],
     [{ thinking: { type: 'enabled', budget_tokens: 'lots' } }, 'thinking.budget_tokens', undefined],
-    [{ reasoning: { effort: 'extreme' } }, 'reasoning.effort', undefined],
+    [{ reasoning: { effort: 7 } }, 'reasoning.effort', 'reasoning.effort: must be a string, got a number'],
     [{ reasoning_content_compat: 'on' }, 'reasoning_content_compat', undefined],
   ])('rejects %j at %s', (body, param, message) => {
     const error = rejection('chat', { model: 'm', messages: [{ role: 'user', content: 'hi' }], ...body });
@@ -281,7 +282,7 @@ describe('parseClientRequest: responses', () => {
       tool_choice: { type: 'function', name: 'flat' },
     });
     expect(request.tools).toEqual([
-      { name: 'flat', description: 'd', parameters: { type: 'object' } },
+      { name: 'flat', description: 'd', parameters: { type: 'object' }, strict: true },
       { name: 'nested', parameters: { type: 'object' } },
     ]);
     expect(request.toolChoice).toEqual({ name: 'flat' });
@@ -308,6 +309,9 @@ describe('parseClientRequest: responses', () => {
       logprobs: true,
     });
     expect(parsed.metadata).toEqual({ trace: 't-1' });
+    expect(parsed.reasoningSummary).toBe('auto');
+    expect(responses({ reasoning: { effort: 'low' } }).reasoningSummary).toBeUndefined();
+    expect(responses({ reasoning: { summary: true } }).reasoningSummary).toBe('auto');
     expect(responses({ reasoning: { summary: false } }).request.reasoning).toEqual({ enabled: true, exclude: true });
     expect(responses({}, { reasoningExcludeSuffix: true }).request.reasoning).toEqual({ enabled: false, exclude: true });
   });
@@ -327,7 +331,8 @@ describe('parseClientRequest: responses', () => {
     [{ max_output_tokens: -1 }, 'max_output_tokens'],
     [{ tools: [{ type: 'function' }] }, 'tools.0.name'],
     [{ tool_choice: { type: 'function' } }, 'tool_choice.name'],
-    [{ reasoning: { effort: 'max-ish' } }, 'reasoning.effort'],
+    [{ reasoning: { effort: 7 } }, 'reasoning.effort'],
+    [{ reasoning: { summary: 1 } }, 'reasoning.summary'],
     [{ metadata: { n: 1 } }, 'metadata.n'],
     [{ previous_response_id: 7 }, 'previous_response_id'],
     [{ store: 'yes' }, 'store'],
@@ -470,6 +475,7 @@ describe('parseClientRequest: messages', () => {
       enabled: true,
       effort: 'low',
       exclude: true,
+      display: 'omitted',
     });
     expect(messages({ thinking: { type: 'disabled' } }).request.reasoning).toEqual({ enabled: false, exclude: false });
     expect(messages({ thinking: { type: 'enabled', budget_tokens: 1024 } }, { reasoningExcludeSuffix: true }).request.reasoning?.exclude).toBe(true);
@@ -504,18 +510,63 @@ describe('parseClientRequest: messages', () => {
     [{ top_k: -1 }, 'top_k'],
     [{ system: [{ type: 'image' }] }, 'system.0.type'],
     [{ thinking: { type: 'enabled' } }, 'thinking.budget_tokens'],
-    [{ thinking: { type: 'adaptive', display: 'full' } }, 'thinking.display'],
+    [{ thinking: { type: 'adaptive', display: 5 } }, 'thinking.display'],
     [{ tools: [{ name: 'f' }] }, 'tools.0.input_schema'],
     [{ tool_choice: { type: 'tool' } }, 'tool_choice.name'],
     [{ tool_choice: 'auto' }, 'tool_choice'],
     [{ stop_sequences: 'END' }, 'stop_sequences'],
     [{ metadata: { user_id: 5 } }, 'metadata.user_id'],
     [{ betas: [1] }, 'betas.0'],
-    [{ output_config: { effort: 'huge' } }, 'output_config.effort'],
+    [{ output_config: { effort: ['high'] } }, 'output_config.effort'],
   ])('rejects %j at %s', (body, param) => {
     const error = rejection('messages', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], ...body });
     expect(error.param).toBe(param);
     expect(error.message.startsWith(`${param}: `)).toBe(true);
+  });
+});
+
+describe('parseClientRequest: a value the gateway does not know in a field that only steers the upstream', () => {
+  const chat = (body: Record<string, unknown>) => parseClientRequest('chat', { model: 'm', messages: [{ role: 'user', content: 'hi' }], ...body }, opts);
+  const responses = (body: Record<string, unknown>) => parseClientRequest('responses', { model: 'm', input: 'hi', ...body }, opts);
+  const messages = (body: Record<string, unknown>, options: ParseOptions = opts) =>
+    parseClientRequest('messages', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], ...body }, options);
+
+  it('takes a new effort level as reasoning on, at the default effort', () => {
+    const on = { enabled: true, exclude: false };
+    expect(chat({ reasoning_effort: 'extreme' }).request.reasoning).toEqual(on);
+    expect(chat({ reasoning: { effort: 'ultra' } }).request.reasoning).toEqual(on);
+    expect(responses({ reasoning: { effort: 'max-ish' } }).request.reasoning).toEqual(on);
+    expect(messages({ thinking: { type: 'adaptive' }, output_config: { effort: 'huge' } }).request.reasoning).toEqual(on);
+  });
+
+  it('accepts a new kind of responses reasoning summary', () => {
+    expect(responses({ reasoning: { summary: 'verbose' } }).request.reasoning).toEqual({ enabled: true, exclude: false });
+  });
+
+  it('keeps a thinking display mode as sent, known or not; only omitted hides the thinking', () => {
+    expect(messages({ thinking: { type: 'adaptive', display: 'updates' } }).request.reasoning).toEqual({ enabled: true, exclude: false, display: 'updates' });
+    expect(messages({ thinking: { type: 'enabled', budget_tokens: 2048, display: 'sketch' } }).request.reasoning).toEqual({
+      enabled: true,
+      budgetTokens: 2048,
+      exclude: false,
+      display: 'sketch',
+    });
+  });
+
+  it("carries the anthropic-beta header's flags and the body's betas, once each", () => {
+    const parsed = messages({ betas: ['b-2026', 'c-2026'] }, { ...opts, betas: ['a-2026', 'b-2026'] });
+    expect(parsed.request.betas).toEqual(['a-2026', 'b-2026', 'c-2026']);
+    expect(messages({}).request.betas).toBeUndefined();
+  });
+
+  it('skips a chat tool of a type it does not serve, as responses skip hosted tools', () => {
+    const { request } = chat({
+      tools: [
+        { type: 'custom', custom: { name: 'grammar', format: { type: 'text' } } },
+        { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },
+      ],
+    });
+    expect(request.tools).toEqual([{ name: 'f', parameters: { type: 'object' } }]);
   });
 });
 

@@ -81,7 +81,7 @@ describe('renderResponse: chat', () => {
 describe('renderResponse: responses', () => {
   it('renders reasoning, message and function call items with the request echoed', () => {
     const ctx = context(
-      { metadata: { trace: 't' } },
+      { metadata: { trace: 't' }, reasoningSummary: 'auto' },
       {
         system: 'Be brief.',
         maxTokens: 99,
@@ -109,12 +109,12 @@ describe('renderResponse: responses', () => {
       ],
       parallel_tool_calls: true,
       previous_response_id: null,
-      reasoning: { effort: 'low', summary: null },
+      reasoning: { effort: 'low', summary: 'auto' },
       store: false,
       temperature: 0.3,
       text: { format: { type: 'text' } },
       tool_choice: { type: 'function', name: 'f' },
-      tools: [{ type: 'function', name: 'f', description: null, parameters: { type: 'object' }, strict: false }],
+      tools: [{ type: 'function', name: 'f', description: null, parameters: { type: 'object' }, strict: true }],
       top_p: 0.8,
       truncation: 'disabled',
       usage: {
@@ -134,6 +134,27 @@ describe('renderResponse: responses', () => {
     expect(body.status).toBe('incomplete');
     expect(body.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(body.output.map((item: any) => item.type)).toEqual(['function_call']);
+  });
+
+  it('returns the reasoning item with summary: [] when no summary was asked for, as OpenAI does', () => {
+    const body = renderResponse('responses', full, context()) as any;
+    expect(body.output[0]).toEqual({ id: 'rs_gen-1', type: 'reasoning', summary: [] });
+    expect(body.reasoning).toEqual({ effort: null, summary: null });
+    expect(body.usage.output_tokens_details).toEqual({ reasoning_tokens: 5 });
+  });
+
+  it("echoes each tool's strict as sent, true (OpenAI's default on Responses) when it was left out", () => {
+    const tools = [
+      { name: 'sent_true', parameters: {}, strict: true },
+      { name: 'sent_false', parameters: {}, strict: false },
+      { name: 'left_out', parameters: {} },
+    ];
+    const body = renderResponse('responses', response(), context({}, { tools })) as any;
+    expect(body.tools.map((tool: any) => [tool.name, tool.strict])).toEqual([
+      ['sent_true', true],
+      ['sent_false', false],
+      ['left_out', true],
+    ]);
   });
 
   it('keeps a resp_ id as is', () => {
@@ -158,6 +179,11 @@ describe('renderResponse: messages', () => {
       // 4 of the 10 input tokens were cache reads: Anthropic counts them apart from input_tokens.
       usage: { input_tokens: 6, output_tokens: 20, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 },
     });
+  });
+
+  it('keeps signed reasoning that has no text as an empty thinking block, for the client to send back', () => {
+    const body = renderResponse('messages', response({ reasoning: '', reasoningSignature: 'sig' }), context()) as any;
+    expect(body.content[0]).toEqual({ type: 'thinking', thinking: '', signature: 'sig' });
   });
 
   it('drops excluded thinking and an empty text block next to tool calls', () => {

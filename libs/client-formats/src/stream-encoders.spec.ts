@@ -21,6 +21,16 @@ describe('chat stream encoder', () => {
     expect(frames[4].data).toBe('[DONE]');
   });
 
+  it("ends with the usage chunk when asked for in OpenRouter's spelling, usage: {include: true}", () => {
+    const { request } = clientFormat('chat').parse(
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, usage: { include: true } },
+      { reasoningExcludeSuffix: false },
+    );
+    const frames = parseFrames(encodeAll(createStreamEncoder('chat', context({}, request)), [start, { type: 'finish', stopReason: 'stop' }, usage]));
+    expect(frames.at(-2)!.data).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } });
+    expect(frames.at(-1)!.data).toBe('[DONE]');
+  });
+
   it('sends no usage chunk unless include_usage was asked for', () => {
     const frames = parseFrames(encodeAll(createStreamEncoder('chat', context()), [start, { type: 'finish', stopReason: 'stop' }, usage]));
     expect(frames.some((f) => f.data !== '[DONE]' && f.data.usage)).toBe(false);
@@ -66,7 +76,7 @@ describe('responses stream encoder', () => {
   it('names every event in both the event line and the type field, numbered in order', () => {
     const frames = parseFrames(
       encodeAll(
-        createStreamEncoder('responses', context()),
+        createStreamEncoder('responses', context({ reasoningSummary: 'auto' })),
         eventsFor(response({ reasoning: 'r', toolCalls: [{ id: 'c', name: 'f', arguments: '{}' }], stopReason: 'tool_calls' })),
       ),
     );
@@ -95,6 +105,17 @@ describe('responses stream encoder', () => {
       'response.output_item.done',
       'response.completed',
     ]);
+  });
+
+  it('streams a reasoning item without summary events, and with summary: [], when no summary was asked for', () => {
+    const frames = parseFrames(encodeAll(createStreamEncoder('responses', context()), eventsFor(response({ reasoning: 'Long thoughts.' }))));
+    expect(frames.filter((f) => f.event?.startsWith('response.reasoning_summary'))).toEqual([]);
+    const reasoning = frames.filter((f) => f.event?.startsWith('response.output_item.') && f.data.item.type === 'reasoning');
+    expect(reasoning.map((f) => [f.event, f.data.item.summary])).toEqual([
+      ['response.output_item.added', []],
+      ['response.output_item.done', []],
+    ]);
+    expect(frames.at(-1)!.data.response.output[0]).toEqual({ id: 'rs_abc123', type: 'reasoning', summary: [] });
   });
 
   it('holds response.completed until usage arrives', () => {
@@ -198,6 +219,29 @@ describe('messages stream encoder', () => {
       { type: 'content_block_stop', index: 0 },
       { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} } },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"a":' } },
+    ]);
+  });
+
+  it('keeps each signed thinking block apart, a signature-only one included (Anthropic display omitted and updates)', () => {
+    const encoder = createStreamEncoder('messages', context());
+    const frames = parseFrames([
+      ...encoder.encode(start),
+      // Hidden reasoning: a block with only its signature, then a progress note in a block of its own.
+      ...encoder.encode({ type: 'reasoning_signature', signature: 'sig-reasoning' }),
+      ...encoder.encode({ type: 'reasoning_delta', text: 'Checking the tests.' }),
+      ...encoder.encode({ type: 'reasoning_signature', signature: 'sig-update' }),
+      ...encoder.encode({ type: 'text_delta', text: 'Done.' }),
+    ]).slice(2);
+    expect(frames.map((f) => f.data)).toEqual([
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-reasoning' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'thinking_delta', thinking: 'Checking the tests.' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'signature_delta', signature: 'sig-update' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Done.' } },
     ]);
   });
 

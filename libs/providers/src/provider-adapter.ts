@@ -56,6 +56,12 @@ export const toUpstreamRoute = (route: ResolvedRoute): ServedRoute => ({
 export interface ProviderAdapter {
   /** False for providers that call no HTTP API (the simulator); a route of any other needs `base_url`. */
   readonly needsBaseUrl?: boolean;
+  /**
+   * Sends the client's `reasoning.display` to its upstream, which applies it (Anthropic's
+   * `thinking.display`): the reasoning it returns is what the client asked to see. Otherwise the
+   * gateway applies the display modes it knows to what the adapter returns.
+   */
+  readonly appliesReasoningDisplay?: boolean;
   complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse>;
   /** Yields start, deltas, finish, usage — usage always, whatever `request.includeUsage` says. */
   stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent>;

@@ -4,7 +4,6 @@ import { JetStreamConnection, publishUsageEvent } from '@gateway/platform';
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { MeteredRequest } from '../admission/admission.guard';
-import { callerContext } from '../auth/caller-context';
 import { errorBody } from '../errors/error-formats';
 import { streamErrorFrame } from '../errors/stream-error-frame';
 import { toHttpError } from '../errors/to-http-error';
@@ -12,7 +11,7 @@ import { RouterRelay } from '../nats/router-relay';
 import { RequestObserver } from '../observability/request-observer';
 import { errorFormatOf } from '../policy/error-format.decorator';
 import { MeteredRelay } from '../policy/metering.decorators';
-import { DomainError, ErrorCode } from '@gateway/errors';
+import { textGenerationRequest } from './text-generation-request';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -38,17 +37,11 @@ export class TextGenerationService {
   ) {}
 
   async relay(format: TextFormat, request: MeteredRequest, reply: FastifyReply): Promise<void> {
-    const body = request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new DomainError(ErrorCode.InvalidRequest, 'Request body must be a JSON object');
-    }
     const requestId = String(request.id);
     // A model not in the catalog costs nothing: the router answers 404 and nothing is charged.
     // The guard reserved the estimate (none for a model not in the catalog): the relay claims it.
     const payload: TextGenerationRequest = {
-      ...callerContext(request),
-      format,
-      body: body as Record<string, unknown>,
+      ...textGenerationRequest(format, request),
       ...(request.costEstimate?.outputCap !== undefined ? { reservedOutputTokens: request.costEstimate.outputCap } : {}),
     };
     return new Promise<void>((resolve) => {

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { TextFormat, TextGenerationRequest, Rpc } from '@gateway/contracts';
+import { TextFormat, Rpc } from '@gateway/contracts';
 import type { FastifyReply } from 'fastify';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
-import { callerContext } from '../auth/caller-context';
 import { ServiceClient } from '../nats/service-client';
+import { textGenerationRequest } from '../text-generation/text-generation-request';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
 /**
@@ -15,12 +15,7 @@ export class TokenCountingService {
   constructor(private readonly services: ServiceClient) {}
 
   async count(format: TextFormat, request: AuthenticatedRequest, reply: FastifyReply): Promise<void> {
-    const body = request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new DomainError(ErrorCode.InvalidRequest, 'Request body must be a JSON object');
-    }
-    const payload: TextGenerationRequest = { ...callerContext(request), format, body: body as Record<string, unknown> };
-    const frame = await this.services.request(Rpc.inferenceCountTokens, payload);
+    const frame = await this.services.request(Rpc.inferenceCountTokens, textGenerationRequest(format, request));
     if (frame.kind !== 'json') throw new DomainError(ErrorCode.Internal, 'unexpected stream from the token counter');
     await reply.status(frame.status).send(frame.body);
   }

@@ -7,7 +7,10 @@
  * - `echo`: a deterministic reply quoting the last user message; a `get_weather`-style tool call
  *   when tools are offered and the prompt mentions "weather"; a reply quoting the tool result when
  *   the conversation ends with one; on Anthropic, a final assistant message is continued.
- * - `thinker`: reasoning (`reasoning_content` / a signed `thinking` block), then the echo reply.
+ * - `thinker`: reasoning (`reasoning_content` / a signed `thinking` block), then the echo reply. On
+ *   Anthropic with `thinking.display: 'updates'` (which needs the `anthropic-beta` flag
+ *   UPDATES_BETA, else a 400 as Anthropic answers), the reasoning block comes back empty with only
+ *   its signature, followed by a signed block holding the progress note PROGRESS_UPDATE.
  * - `slow`: the echo reply streamed one word every SLOW_DELAY_MS, padded to 60 words.
  * - `cut-off`: a stream that sends CUT_OFF_CHUNKS text pieces, then drops the connection (a
  *   non-streamed call is dropped at once).
@@ -48,6 +51,9 @@ import { OPENAI_MEDIA_HANDLERS } from './fake-openai-media';
 export const FAKE_OPENAI_KEY = 'sk-fake-openai-e2e-0123456789';
 export const FAKE_ANTHROPIC_KEY = 'sk-ant-fake-e2e-0123456789';
 export const FAKE_SIGNATURE = 'fake-signature-c2lnbmVk';
+export const UPDATES_BETA = 'thinking-display-updates-2026-08-18';
+export const PROGRESS_UPDATE = 'Reading the request, then answering.';
+export const PROGRESS_SIGNATURE = 'fake-signature-dXBkYXRl';
 export const REJECT_400_MESSAGE = 'fake-upstream rejected the request: max_tokens is too large for this model';
 export const ALWAYS_500_MESSAGE = 'fake-upstream internal failure';
 /** What OpenAI says about a key it refuses: it names part of the key, which must not reach clients. */
@@ -505,6 +511,11 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
   if (typeof body.max_tokens !== 'number') return anthropicError(response, 400, 'invalid_request_error', 'max_tokens: Field required');
 
   if (model === 'cut-off' && body.stream !== true) return void response.socket?.destroy();
+  const updates = body.thinking?.display === 'updates';
+  const betas = String(request.headers['anthropic-beta'] ?? '').split(',');
+  if (updates && !betas.includes(UPDATES_BETA)) {
+    return anthropicError(response, 400, 'invalid_request_error', `thinking.display: 'updates' requires the anthropic-beta ${UPDATES_BETA}`);
+  }
   const turn = anthropicTurn(body);
   const inputTokens =
     model === 'big-input' ? REPORTED_INPUT_TOKENS : Math.max(1, words(JSON.stringify(body.messages ?? '')) + words(String(body.system ?? '')));
@@ -518,8 +529,16 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
   const stopReason = reply.toolCall ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn';
   const output = outputTokens(reply);
 
-  const content: object[] = [];
-  if (reply.reasoning) content.push({ type: 'thinking', thinking: reply.reasoning, signature: FAKE_SIGNATURE });
+  // With display 'updates' the reasoning is not shown, only a progress note in a block of its own.
+  const thinking = !reply.reasoning
+    ? []
+    : updates
+      ? [
+          { thinking: '', signature: FAKE_SIGNATURE },
+          { thinking: PROGRESS_UPDATE, signature: PROGRESS_SIGNATURE },
+        ]
+      : [{ thinking: reply.reasoning, signature: FAKE_SIGNATURE }];
+  const content: object[] = thinking.map((block) => ({ type: 'thinking', ...block }));
   if (reply.text) content.push({ type: 'text', text: reply.text });
   if (reply.toolCall) content.push({ type: 'tool_use', id: reply.toolCall.id, name: reply.toolCall.name, input: JSON.parse(reply.toolCall.arguments) });
 
@@ -553,10 +572,11 @@ async function handleAnthropic(request: RecordedRequest, response: ServerRespons
     event('ping', {}),
   ];
   let index = 0;
-  if (reply.reasoning) {
+  for (const block of thinking) {
     frames.push(event('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
-    for (const piece of pieces(reply.reasoning)) frames.push(event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } }));
-    frames.push(event('content_block_delta', { index, delta: { type: 'signature_delta', signature: FAKE_SIGNATURE } }));
+    for (const piece of block.thinking ? pieces(block.thinking) : [])
+      frames.push(event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } }));
+    frames.push(event('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } }));
     frames.push(event('content_block_stop', { index }));
     index++;
   }

@@ -295,3 +295,30 @@ describe.each(ADAPTER_MODELS)('text generation through the $adapter adapter ($mo
     });
   });
 });
+
+describe("OpenRouter's usage: {include: true} on a chat stream", () => {
+  it('ends the stream with the usage chunk, as stream_options.include_usage does, and none without either', async () => {
+    const account = createAccount('pro', '100');
+    const client = openaiClient(account.masterKey);
+    const chunks = async (extra: Record<string, unknown>) => {
+      // The OpenRouter AI SDK provider's streamed request: `usage: {include: true}`, no stream_options.
+      const stream = await client.chat.completions.create({
+        model: 'sim-chat',
+        messages: [{ role: 'user', content: 'Count me' }],
+        stream: true,
+        ...extra,
+      } as any);
+      const received: ChatCompletionChunk[] = [];
+      for await (const chunk of stream as unknown as AsyncIterable<ChatCompletionChunk>) received.push(chunk);
+      return received;
+    };
+    const openrouter = await chunks({ usage: { include: true } });
+    const openai = await chunks({ stream_options: { include_usage: true } });
+    for (const received of [openrouter, openai]) {
+      const last = received.at(-1)!;
+      expect(last.choices).toEqual([]);
+      expect(last.usage).toMatchObject({ prompt_tokens: openai.at(-1)!.usage!.prompt_tokens, completion_tokens: openai.at(-1)!.usage!.completion_tokens });
+    }
+    expect((await chunks({})).some((chunk) => chunk.usage)).toBe(false);
+  });
+});

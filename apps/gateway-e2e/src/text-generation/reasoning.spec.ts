@@ -117,12 +117,18 @@ describe('reasoning', () => {
       expect(message.stop_reason).toBe('end_turn');
     });
 
-    it('thinks on request (thinking: enabled) on a model that otherwise does not', async () => {
+    it('thinks on request (thinking: enabled) only on a model the catalog marks as reasoning', async () => {
       const client = anthropicClient(account.masterKey);
-      const messages = [{ role: 'user' as const, content: 'Consider carefully.' }];
-      const plain = await client.messages.create({ model: 'sim-chat', max_tokens: 3000, messages });
-      expect(plain.content.map((block) => block.type)).toEqual(['text']);
-      const thought = await client.messages.create({ model: 'sim-chat', max_tokens: 3000, messages, thinking: { type: 'enabled', budget_tokens: 1024 } });
+      const mk = marker('nothink');
+      const messages = [{ role: 'user' as const, content: `Consider carefully ${mk}.` }];
+      const thinking = { type: 'enabled' as const, budget_tokens: 1024 };
+      // sim-chat and fake-anthropic are not marked as reasoning: the request is served, without thinking.
+      for (const model of ['sim-chat', 'fake-anthropic']) {
+        const plain = await client.messages.create({ model, max_tokens: 3000, messages, thinking });
+        expect(plain.content.map((block) => block.type)).toEqual(['text']);
+      }
+      expect((await fakeRequestsMentioning('anthropic', mk))[0].body).not.toHaveProperty('thinking');
+      const thought = await client.messages.create({ model: 'fake-anthropic-thinker', max_tokens: 3000, messages, thinking });
       expect(thought.content.map((block) => block.type)).toEqual(['thinking', 'text']);
       expect((thought.content[0] as ThinkingBlock).signature.length).toBeGreaterThan(0);
     });
@@ -163,6 +169,7 @@ describe('reasoning', () => {
 
     it('refuses, before calling the upstream, thinking on an Anthropic model whose budget max_tokens cannot hold', async () => {
       const mk = marker('budget');
+      const model = 'fake-anthropic-thinker';
       const client = anthropicClient(account.masterKey);
       for (const [maxTokens, budget] of [
         [500, 1024],
@@ -170,7 +177,7 @@ describe('reasoning', () => {
       ]) {
         const error = await client.messages
           .create({
-            model: 'fake-anthropic',
+            model,
             max_tokens: maxTokens,
             thinking: { type: 'enabled', budget_tokens: budget },
             messages: [{ role: 'user', content: `Think ${mk}` }],
@@ -185,7 +192,7 @@ describe('reasoning', () => {
       expect(await fakeRequestsMentioning('anthropic', mk)).toHaveLength(0);
       // With room past the budget it is served, within the client's max_tokens.
       const served = await client.messages.create({
-        model: 'fake-anthropic',
+        model,
         max_tokens: 1500,
         thinking: { type: 'enabled', budget_tokens: 1024 },
         messages: [{ role: 'user', content: `Think ${mk}` }],
@@ -208,8 +215,29 @@ describe('reasoning', () => {
   });
 
   describe('responses', () => {
-    it('returns a reasoning item with a summary before the message', async () => {
-      const response = await openaiClient(account.masterKey).responses.create({ model: 'sim-reasoner', input: 'Why is the sky blue?' });
+    it('produces no reasoning item and no reasoning tokens from a model the catalog does not mark as reasoning, whatever reasoning asks', async () => {
+      const client = openaiClient(account.masterKey);
+      for (const reasoning of [{}, { effort: 'high' as const }, { effort: 'medium' as const, summary: 'auto' as const }]) {
+        const response = await client.responses.create({ model: 'sim-chat', input: 'Why is the sky blue?', reasoning });
+        expect(response.status).toBe('completed');
+        expect(response.output.map((item) => item.type)).toEqual(['message']);
+        expect(response.usage!.output_tokens_details.reasoning_tokens).toBe(0);
+        expect(response.reasoning?.effort).toBeNull();
+      }
+      const events: ResponseStreamEvent[] = [];
+      for await (const event of await client.responses.create({ model: 'sim-chat', input: 'Think.', reasoning: {}, stream: true })) events.push(event);
+      expect(events.filter((event) => event.type === 'response.output_item.added').map((event: any) => event.item.type)).toEqual(['message']);
+      const chat = await client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Think.' }], reasoning_effort: 'high' });
+      expect(chat.choices[0].message).not.toHaveProperty('reasoning');
+      expect(chat.usage!.completion_tokens_details!.reasoning_tokens).toBe(0);
+    });
+
+    it('returns a reasoning item with a summary before the message when a summary is asked for', async () => {
+      const response = await openaiClient(account.masterKey).responses.create({
+        model: 'sim-reasoner',
+        input: 'Why is the sky blue?',
+        reasoning: { summary: 'auto' },
+      });
       expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
       const reasoning = response.output[0] as any;
       expect(reasoning.id).toMatch(/^rs_/);
@@ -218,10 +246,32 @@ describe('reasoning', () => {
       expect(reasoning.summary[0].text).toContain('Why is the sky blue?');
       expect(response.output_text.length).toBeGreaterThan(0);
       expect(response.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+      expect(response.reasoning).toEqual({ effort: null, summary: 'auto' });
+    });
+
+    it('returns the reasoning item with summary: [] when no summary was asked for (as OpenAI does), still billing the reasoning', async () => {
+      const client = openaiClient(account.masterKey);
+      for (const reasoning of [undefined, { effort: 'high' as const }]) {
+        const response = await client.responses.create({ model: 'sim-reasoner', input: 'Why is the sky blue?', ...(reasoning ? { reasoning } : {}) });
+        expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+        expect(response.output[0]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary: [] });
+        expect(response.reasoning?.summary).toBeNull();
+        expect(response.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+      }
+
+      const events: ResponseStreamEvent[] = [];
+      for await (const event of await client.responses.create({ model: 'sim-reasoner', input: 'Stream your thoughts.', stream: true })) events.push(event);
+      expect(events.filter((event) => event.type.startsWith('response.reasoning_summary'))).toEqual([]);
+      const completed = events.at(-1) as Extract<ResponseStreamEvent, { type: 'response.completed' }>;
+      expect(completed.response.output[0]).toMatchObject({ type: 'reasoning', summary: [] });
     });
 
     it('streams the reasoning summary as deltas that join to the final reasoning item', async () => {
-      const stream = openaiClient(account.masterKey).responses.stream({ model: 'sim-reasoner', input: 'Stream your thoughts.' });
+      const stream = openaiClient(account.masterKey).responses.stream({
+        model: 'sim-reasoner',
+        input: 'Stream your thoughts.',
+        reasoning: { summary: 'detailed' },
+      });
       const deltas: string[] = [];
       stream.on('response.reasoning_summary_text.delta', (event: ResponseStreamEvent & { delta: string }) => deltas.push(event.delta));
       const final = await stream.finalResponse();

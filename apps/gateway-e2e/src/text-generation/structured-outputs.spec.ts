@@ -250,7 +250,8 @@ describe('structured outputs that cannot be honoured are a 400 naming the field'
     [
       'chat: reasoning with a forced-tool format',
       '/v1/chat/completions',
-      { model: 'fake-anthropic', reasoning_effort: 'high', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } },
+      // A reasoning model: another is not asked to reason, so nothing clashes with the format.
+      { model: 'fake-anthropic-thinker', reasoning_effort: 'high', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } },
       'response_format',
     ],
     ['responses: an unknown format type', '/v1/responses', { model: 'sim-chat', input: 'hi', text: { format: { type: 'yaml' } } }, 'text.format.type'],

@@ -237,3 +237,21 @@ describe.each(ADAPTER_MODELS)('tool calls through the $adapter adapter ($model)'
     });
   });
 });
+
+describe('tools[].strict on responses', () => {
+  it("is echoed as sent, true (OpenAI's default for function tools) when left out, and reaches an OpenAI upstream as sent", async () => {
+    const account = createAccount('pro', '100');
+    const mk = marker('strict');
+    const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    const tool = (name: string, strict?: boolean) => ({ type: 'function' as const, name, parameters, ...(strict === undefined ? {} : { strict }) });
+    const tools = [tool('sent_true', true), tool('sent_false', false), tool('left_out')] as any;
+    const response = await openaiClient(account.masterKey).responses.create({ model: 'fake-openai', input: `Hello ${mk}`, tools });
+    expect(response.tools.map((echoed: any) => [echoed.name, echoed.strict])).toEqual([
+      ['sent_true', true],
+      ['sent_false', false],
+      ['left_out', true],
+    ]);
+    const [sent] = await fakeRequestsMentioning('openai', mk);
+    expect(sent.body.tools.map((sentTool: any) => sentTool.function.strict)).toEqual([true, false, undefined]);
+  });
+});

@@ -10,18 +10,35 @@ import { recordingCalls } from '../testing/recording-publisher';
 import { InflightRequests } from './inflight-requests';
 import { TextGenerationService } from './text-generation.service';
 
-/** Two models on one fake upstream: one spoken to in OpenAI's wire format, one in Anthropic's. */
+/**
+ * Two reasoning models on one fake upstream: one spoken to in OpenAI's wire format, one in
+ * Anthropic's; and the simulator, as a model the catalog marks as reasoning and as one it does not.
+ */
 const catalogYaml = (baseUrl: string) => `models:
   - id: up-openai
     pricing: { input: 0, output: 0 }
     endpoints: [chat.completions, messages]
+    tags: [reasoning]
     routes:
       - { adapter: openai, base_url: "${baseUrl}/v1", upstream_model: gpt-upstream }
   - id: up-anthropic
     pricing: { input: 0, output: 0 }
     endpoints: [chat.completions, messages]
+    tags: [reasoning]
     routes:
       - { adapter: anthropic, base_url: "${baseUrl}", upstream_model: claude-upstream }
+  - id: sim-thinking
+    pricing: { input: 0, output: 0 }
+    endpoints: []
+    tags: [text, reasoning]
+    routes:
+      - { adapter: simulator, upstream_model: sim }
+  - id: sim-plain
+    pricing: { input: 0, output: 0 }
+    endpoints: []
+    tags: [text]
+    routes:
+      - { adapter: simulator, upstream_model: sim }
 `;
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
@@ -182,6 +199,93 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
     expect(text).toContain('The upstream provider failed mid-stream');
     expect(frames.at(-1)).toMatchObject({ kind: 'sse', last: true });
     expect(usage).toEqual([expect.objectContaining({ status: 'error', outputTokens: 1 })]);
+  });
+
+  describe("thinking display 'updates' (only the progress notes written between tool calls)", () => {
+    const body = (model: string) => ({
+      model,
+      max_tokens: 4096,
+      stream: true,
+      thinking: { type: 'adaptive', display: 'updates' },
+      messages: [{ role: 'user', content: 'Fix the tests.' }],
+    });
+    const thinkingBlocks = (text: string) =>
+      text.split('\n').filter((line) => line.startsWith('data: ') && line.includes('"content_block_start"') && line.includes('"thinking"')).length;
+
+    it('hides the reasoning of an upstream that writes no such notes, as omitted does', async () => {
+      upstream.handle((_request, response) =>
+        sendSse(response, [
+          { data: chunk({ role: 'assistant', reasoning_content: 'All of my reasoning.' }) },
+          { data: chunk({ content: 'Fixed.' }, 'stop') },
+          { data: '[DONE]' },
+        ]),
+      );
+      const text = sseText((await run('messages', body('up-openai'))).frames);
+      expect(text).toContain('Fixed.');
+      expect(text).not.toContain('All of my reasoning.');
+      expect(thinkingBlocks(text)).toBe(0);
+    });
+
+    it('passes the mode and the beta flags to an Anthropic upstream, and its blocks through as it sent them', async () => {
+      const event = (data: { type: string } & Record<string, unknown>) => ({ event: data.type, data });
+      upstream.handle((_request, response) =>
+        sendSse(response, [
+          event({ type: 'message_start', message: { id: 'msg_u', usage: { input_tokens: 9, output_tokens: 1 } } }),
+          event({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+          event({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-hidden' } }),
+          event({ type: 'content_block_stop', index: 0 }),
+          event({ type: 'content_block_start', index: 1, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+          event({ type: 'content_block_delta', index: 1, delta: { type: 'thinking_delta', thinking: 'Running the tests now.' } }),
+          event({ type: 'content_block_delta', index: 1, delta: { type: 'signature_delta', signature: 'sig-update' } }),
+          event({ type: 'content_block_stop', index: 1 }),
+          event({ type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } }),
+          event({ type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Fixed.' } }),
+          event({ type: 'content_block_stop', index: 2 }),
+          event({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 30 } }),
+          event({ type: 'message_stop' }),
+        ]),
+      );
+      const requestId = `req_run_${++n}`;
+      const request = { ...caller, requestId, format: 'messages' as const, body: body('up-anthropic'), betas: ['thinking-display-updates-2026-08-18'] };
+      const text = sseText(await firstValueFrom(service.generate(request).pipe(toArray())));
+      const sent = upstream.requests.at(-1)!;
+      expect(sent.body).toMatchObject({ thinking: { display: 'updates' } });
+      expect(sent.headers['anthropic-beta']).toBe('thinking-display-updates-2026-08-18');
+      expect(thinkingBlocks(text)).toBe(2);
+      expect(text).toContain('"signature":"sig-hidden"');
+      expect(text).toContain('"thinking":"Running the tests now."');
+      expect(text).toContain('"signature":"sig-update"');
+    });
+  });
+
+  describe('reasoning asked of a model the catalog does not mark as reasoning', () => {
+    const reply = async (format: TextGenerationRequest['format'], body: Record<string, unknown>) => {
+      const [frame] = (await run(format, body)).frames;
+      expect(frame).toMatchObject({ kind: 'json', status: 200 });
+      return (frame as { body: any }).body;
+    };
+
+    it('is served without reasoning (no reasoning item, no reasoning tokens) in each format; a reasoning model reasons', async () => {
+      for (const reasoning of [{}, { effort: 'high' }, { effort: 'low', summary: 'auto' }]) {
+        const plain = await reply('responses', { model: 'sim-plain', input: 'Why is the sky blue?', reasoning });
+        expect(plain.output.map((item: any) => item.type)).toEqual(['message']);
+        expect(plain.usage.output_tokens_details.reasoning_tokens).toBe(0);
+        expect(plain.reasoning).toEqual({ effort: null, summary: reasoning.summary ?? null });
+        const thinking = await reply('responses', { model: 'sim-thinking', input: 'Why is the sky blue?', reasoning });
+        expect(thinking.output.map((item: any) => item.type)).toEqual(['reasoning', 'message']);
+        expect(thinking.usage.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+      }
+      const chat = await reply('chat', { model: 'sim-plain', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'high' });
+      expect(chat.choices[0].message).not.toHaveProperty('reasoning');
+      expect(chat.usage.completion_tokens_details.reasoning_tokens).toBe(0);
+      const messages = await reply('messages', {
+        model: 'sim-plain',
+        max_tokens: 4096,
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(messages.content.map((block: any) => block.type)).toEqual(['text']);
+    });
   });
 
   it('an unknown model is a 404 before any upstream call', async () => {

@@ -3,11 +3,11 @@ import { Rpc, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/con
 import { Observable, Subscriber } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { clientFormat } from '@gateway/client-formats';
+import { clientFormat, hidesReasoning, type RenderContext } from '@gateway/client-formats';
 import { DECISION_ENDPOINT } from '../decisions/decision-model';
 import { errorReply, toDomainError, wireError } from '../errors/error-reply';
 import { CallOutcome, MeteredCalls } from '../metering/metered-calls';
-import { countPromptTokens, countTokens } from '@gateway/providers';
+import { countPromptTokens, countTokens, type UpstreamRoute } from '@gateway/providers';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { affinityKey } from '../routing/affinity';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
@@ -15,6 +15,7 @@ import { countDeltaTokens } from '../token-counting/delta-tokens';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { InflightRequests } from './inflight-requests';
 import { withinReservedOutput } from './reserved-output';
+import { servingModel } from './serving-model';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
@@ -85,31 +86,28 @@ export class TextGenerationService {
     const body = excludeReasoning ? { ...request.body, model: modelId } : request.body;
     const format = clientFormat(request.format);
     const stored = format.storedState ? await this.store.resolve(request, format.storedState, body) : undefined;
-    const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning });
+    const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning, betas: request.betas });
     // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
     const responseId = format.storedState?.responseId(request.requestId);
     const save = stored && parsed.store ? (response: Record<string, unknown>) => this.store.save(request, response, stored.inputItems) : undefined;
-    const canonical = parsed.request;
-    outcome.model = canonical.model;
-    const model = this.catalog.get(canonical.model);
-    if (!model) throw new DomainError(ErrorCode.NotFound, `The model '${canonical.model}' does not exist or is not available to you`, 'model');
-    const route = TEXT_ROUTES[request.format];
-    if (model.config.endpoints.length > 0 && !model.config.endpoints.includes(route)) {
-      throw new DomainError(ErrorCode.InvalidRequest, `The model '${canonical.model}' does not serve ${route}`, 'model');
-    }
+    outcome.model = parsed.request.model;
+    const { model, request: canonical } = servingModel(this.catalog, parsed.request, request.format);
     // The gateway's own count of the prompt, made only when the upstream reports no input: a stream
     // that starts without usage (OpenAI, the simulator), or a call cut short before it reported.
     let promptTokens: number | undefined;
     const countedPrompt = () => (promptTokens ??= countPromptTokens(canonical));
     // The client's rendering keeps what it asked for; the upstream gets no more than was reserved.
     const upstreamRequest = withinReservedOutput(canonical, request.reservedOutputTokens);
-    const context = {
+    // What the client sees of the reasoning depends on whether the route that serves it applies the
+    // display mode itself: decided per served route (`shownTo`).
+    const context: RenderContext = {
       request: canonical,
       excludeReasoning: canonical.reasoning?.exclude ?? false,
       reasoningContentCompat: parsed.reasoningContentCompat,
       metadata: parsed.metadata,
       store: save !== undefined,
       previousResponseId: parsed.previousResponseId,
+      reasoningSummary: parsed.reasoningSummary,
     };
     // A route's `tpm` quota counts the prompt plus the output cap; counted only for a route that has one.
     const routing = { affinity: () => affinityKey(canonical, body), tokens: () => countedPrompt() + (upstreamRequest.maxTokens ?? 0) };
@@ -123,13 +121,12 @@ export class TextGenerationService {
           throw error;
         });
       Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label, ...billedUsage(result.usage) });
-      const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, context);
+      const rendered = format.render({ ...result, model: canonical.model, ...(responseId ? { id: responseId } : {}) }, this.shownTo(served, context));
       await save?.(rendered as Record<string, unknown>);
       out.next({ kind: 'json', status: 200, body: rendered, last: true });
       return;
     }
 
-    const encoder = format.createStreamEncoder(context);
     let usage: Usage | undefined;
     /** The input the upstream reported as the stream started: what a stream cut short is billed. */
     let startUsage: Usage | undefined;
@@ -158,6 +155,7 @@ export class TextGenerationService {
         throw error;
       });
     Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label });
+    const encoder = format.createStreamEncoder(this.shownTo(served, context));
     let saved = false;
     const send = async (frames: string[], last?: true) => {
       // The terminal frame waits for the write, so the client's next request finds the response.
@@ -221,6 +219,12 @@ export class TextGenerationService {
       else outcome.inputTokens = countedPrompt();
       outcome.outputTokens = usage?.outputTokens ?? countTokens(generatedText);
     }
+  }
+
+  /** The render context for the route that served the request (see `hidesReasoning`). */
+  private shownTo(served: UpstreamRoute, context: RenderContext): RenderContext {
+    const applies = this.upstream.adapterFor(served).appliesReasoningDisplay === true;
+    return { ...context, excludeReasoning: hidesReasoning(context.request.reasoning, applies) };
   }
 }
 

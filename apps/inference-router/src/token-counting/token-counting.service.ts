@@ -1,9 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type MessagesTokenCount, type ResponsesInputTokens, TEXT_ROUTES, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
+import { type MessagesTokenCount, type ResponsesInputTokens, TextFormat, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import type { CanonicalRequest } from '@gateway/canonical';
 import { ModelCatalog } from '@gateway/catalog';
 import { clientFormat } from '@gateway/client-formats';
 import { errorReply, toDomainError } from '../errors/error-reply';
+import { servingModel } from '../text-generation/serving-model';
 import { countPromptTokens, toUpstreamRoute } from '@gateway/providers';
 import { isProviderFailure, UpstreamCaller } from '../providers/upstream-caller';
 import { StoredResponsesClient } from '../stored-responses/stored-responses.client';
@@ -59,13 +60,9 @@ export class TokenCountingService {
     const format = clientFormat(request.format);
     // A continued conversation counts the stored turns it continues, as the generation would send them.
     const stored = format.storedState ? await this.store.resolve(request, format.storedState, body) : undefined;
-    const canonical = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning }).request;
-    const model = this.catalog.get(canonical.model);
-    if (!model) throw new DomainError(ErrorCode.NotFound, `The model '${canonical.model}' does not exist or is not available to you`, 'model');
-    const route = TEXT_ROUTES[request.format];
-    if (model.config.endpoints.length > 0 && !model.config.endpoints.includes(route)) {
-      throw new DomainError(ErrorCode.InvalidRequest, `The model '${canonical.model}' does not serve ${route}`, 'model');
-    }
+    const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning, betas: request.betas }).request;
+    // Counted as the generation would be sent: without thinking on a model that does not reason.
+    const { model, request: canonical } = servingModel(this.catalog, parsed, request.format);
     const first = model.routes[0];
     return (first && (await this.upstreamCount(toUpstreamRoute(first), canonical))) ?? countPromptTokens(canonical);
   }

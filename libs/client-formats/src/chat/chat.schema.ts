@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from 'typebox';
 import { Effort, FunctionDefinition, jsonSchemaFields, Model, WebSearch } from '../common/common.schema';
-import { Branch, FreeObject, Id, Literals, Maybe, Nullable, StringOrStrings, Tagged } from '../common/schema';
+import { Branch, FreeObject, Id, Literals, Maybe, Nullable, StringOrStrings, Tagged, When } from '../common/schema';
 
 const Text = Type.String();
 
@@ -66,6 +66,19 @@ const ToolChoice = Type.Unsafe<'auto' | 'none' | 'required' | { type: 'function'
   else: Tagged('type', [Branch('type', ['function'], { function: Type.Object({ name: Id() }) })]),
 });
 
+/**
+ * A function tool. A tool of another type (OpenAI's `custom`, a host's built-in search) is skipped,
+ * not refused, as responses skip hosted tools: the type only steers an upstream the gateway does
+ * not forward it to.
+ */
+const Tool = Type.Unsafe<{ type: string; function?: FunctionDefinition }>({
+  type: 'object',
+  required: ['type'],
+  properties: { type: Id() },
+  description: '`{type: function, function: {name, description?, parameters?}}`. Tools of another type are skipped.',
+  ...When('type', 'function', Type.Object({ function: FunctionDefinition })),
+});
+
 const ResponseFormat = Tagged('type', [
   Branch('type', ['text'], {}),
   Branch('type', ['json_object'], {}),
@@ -79,6 +92,12 @@ export const ChatCompletionRequest = Type.Object({
   messages: Type.Array(ChatMessage, { minItems: 1 }),
   stream: Maybe(Type.Boolean({ default: false })),
   stream_options: Maybe(Type.Object({ include_usage: Maybe(Type.Boolean({ description: 'Send a last chunk with `usage` and empty `choices`.' })) })),
+  usage: Maybe(
+    Type.Object(
+      { include: Maybe(Type.Boolean({ description: 'As `stream_options.include_usage`.' })) },
+      { description: "OpenRouter's spelling of `stream_options.include_usage` (its AI SDK provider asks for stream usage this way)." },
+    ),
+  ),
   web_search: WebSearch,
   max_completion_tokens: Maybe(PositiveInteger('Wins over `max_tokens`.')),
   max_tokens: Maybe(PositiveInteger('Reasoning tokens are billed as output and count against it.')),
@@ -88,7 +107,7 @@ export const ChatCompletionRequest = Type.Object({
   frequency_penalty: Maybe(Type.Number({ minimum: -2, maximum: 2 })),
   presence_penalty: Maybe(Type.Number({ minimum: -2, maximum: 2 })),
   stop: Maybe(StringOrStrings({ maxItems: 4, description: 'Stop strings.' })),
-  tools: Maybe(Type.Array(Tagged('type', [Branch('type', ['function'], { function: FunctionDefinition })]))),
+  tools: Maybe(Type.Array(Tool)),
   tool_choice: Maybe(ToolChoice),
   reasoning_effort: Maybe(Effort),
   thinking: Maybe(Type.Object({ type: Literals(['enabled', 'adaptive', 'disabled']), budget_tokens: Maybe(PositiveInteger()) })),

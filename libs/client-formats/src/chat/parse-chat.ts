@@ -29,11 +29,13 @@ export function parseChatRequest(body: unknown, options: ParseOptions): ParsedCl
     frequencyPenalty: b.frequency_penalty ?? undefined,
     presencePenalty: b.presence_penalty ?? undefined,
     stop: b.stop === undefined || b.stop === null ? undefined : typeof b.stop === 'string' ? [b.stop] : b.stop,
-    tools: b.tools?.map((tool) => functionDefinition(tool.function)),
+    // Tools of another type are skipped (chat.schema.ts): no upstream the gateway calls is sent them.
+    tools: b.tools?.flatMap((tool) => (tool.type === 'function' ? [functionDefinition(tool.function as FunctionDefinition)] : [])),
     toolChoice: toolChoice(b.tool_choice),
     reasoning: buildReasoning(reasoningSignals(b), options),
     stream: b.stream ?? false,
-    includeUsage: b.stream_options?.include_usage ?? undefined,
+    // OpenRouter's `usage: {include: true}` asks for the same last chunk.
+    includeUsage: b.stream_options?.include_usage || b.usage?.include || undefined,
     logprobs: b.logprobs ?? undefined,
     topLogprobs: b.top_logprobs ?? undefined,
     user: b.user ?? undefined,
@@ -91,7 +93,7 @@ function toolCall(call: { id: string; function: { name: string; arguments: strin
   return { id: call.id, name: call.function.name, arguments: call.function.arguments };
 }
 
-/** `{name, description?, parameters?}` as both OpenAI formats spell a function tool. */
+/** `{name, description?, parameters?, strict?}` as both OpenAI formats spell a function tool. */
 export function functionDefinition(fn: FunctionDefinition): ToolDefinition {
   const definition: ToolDefinition = {
     name: fn.name,
@@ -99,6 +101,7 @@ export function functionDefinition(fn: FunctionDefinition): ToolDefinition {
     parameters: fn.parameters ?? { type: 'object', properties: {} },
   };
   if (fn.description !== undefined && fn.description !== null) definition.description = fn.description;
+  if (fn.strict !== undefined && fn.strict !== null) definition.strict = fn.strict;
   return definition;
 }
 

@@ -1,22 +1,32 @@
 /** Schema pieces more than one format uses. */
 import { type Static, Type } from 'typebox';
-import { FreeObject, Id, Literals, Maybe, MESSAGE } from './schema';
+import { FreeObject, Id, Maybe, MESSAGE, OpenLiterals } from './schema';
 import { MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH } from './response-format';
 
+/** The effort levels the gateway knows (`foldEffort` maps them onto the canonical three). */
 export const EFFORT_LEVELS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 
-export const Effort = Literals(EFFORT_LEVELS);
+/** An effort level: any string, since a new level only steers the upstream (see `foldEffort`). */
+export const Effort = OpenLiterals(EFFORT_LEVELS, {
+  description: `${EFFORT_LEVELS.map((level) => `\`${level}\``).join(', ')}; a level the gateway does not know turns reasoning on at the model's default effort.`,
+});
 
 export const Model = Id({
   description: 'A model id from `GET /v1/models`. The suffix `:reasoning-exclude` hides reasoning output; ids ending in `:dev` take DevPass keys only.',
   example: 'sim-chat',
 });
 
-/** `{name, description?, parameters?}`, as both OpenAI formats spell a function tool. */
+/** `{name, description?, parameters?, strict?}`, as both OpenAI formats spell a function tool. */
 export const FunctionDefinition = Type.Object({
   name: Id(),
   parameters: Maybe(FreeObject({ description: 'A JSON Schema object; leave it out for a function without arguments.' })),
   description: Maybe(Type.String()),
+  strict: Maybe(
+    Type.Boolean({
+      description:
+        'Hold the arguments to the schema exactly: sent to OpenAI-compatible upstreams as given. Responses echo it, `true` when left out (as OpenAI does).',
+    }),
+  ),
 });
 export type FunctionDefinition = Static<typeof FunctionDefinition>;
 

@@ -1,9 +1,11 @@
 import type { CanonicalRequest, ReasoningOptions } from '@gateway/canonical';
-import type { EFFORT_LEVELS } from './common.schema';
+import { EFFORT_LEVELS } from './common.schema';
 
 export interface ParseOptions {
   /** The caller stripped `:reasoning-exclude` from the model id: reasoning must not be returned. */
   reasoningExcludeSuffix: boolean;
+  /** The request's `anthropic-beta` header flags (messages; its body's `betas` join them). */
+  betas?: string[];
 }
 
 /**
@@ -20,26 +22,30 @@ export interface ParsedClientRequest {
   store?: boolean;
   /** Responses `previous_response_id`, echoed back (the router already put that response's items in the input). */
   previousResponseId?: string;
+  /** Responses `reasoning.summary` when the client asked for a summary: the kind as sent (`true` is `auto`). */
+  reasoningSummary?: string;
 }
 
 export type Effort = NonNullable<ReasoningOptions['effort']>;
 
 /**
- * A client effort level (already checked against `EFFORT_LEVELS`). Clients send more levels than
- * the canonical three; the extra ones are folded into the nearest canonical level, and `none`
- * means "no reasoning".
+ * A client effort level. Clients send more levels than the canonical three; the extra ones the
+ * gateway knows are folded into the nearest canonical level, and `none` means "no reasoning". A
+ * level it does not know (a newer client's) has no canonical meaning: undefined, so the upstream's
+ * default effort applies.
  */
-export function foldEffort(level: (typeof EFFORT_LEVELS)[number]): Effort | 'none' {
+export function foldEffort(level: string): Effort | 'none' | undefined {
   if (level === 'minimal') return 'low';
   if (level === 'xhigh' || level === 'max') return 'high';
-  return level;
+  return (EFFORT_LEVELS as readonly string[]).includes(level) ? (level as Effort | 'none') : undefined;
 }
 
-/** What an effort level says about reasoning: `none` turns it off, any other level on at that effort. */
-export function effortSignals(level: (typeof EFFORT_LEVELS)[number] | null | undefined): ReasoningSignals {
+/** What an effort level says about reasoning: `none` turns it off, any other level (known or not) on, at that effort when known. */
+export function effortSignals(level: string | null | undefined): ReasoningSignals {
   if (level === undefined || level === null) return {};
   const effort = foldEffort(level);
-  return effort === 'none' ? { enabled: false } : { enabled: true, effort };
+  if (effort === 'none') return { enabled: false };
+  return effort === undefined ? { enabled: true } : { enabled: true, effort };
 }
 
 /** The reasoning-related facts a client body gave, each undefined when the body did not say. */
@@ -48,6 +54,7 @@ export interface ReasoningSignals {
   budgetTokens?: number;
   effort?: Effort;
   exclude?: boolean;
+  display?: string;
 }
 
 /**
@@ -61,7 +68,19 @@ export function buildReasoning(signals: ReasoningSignals, options: ParseOptions)
   const reasoning: ReasoningOptions = { enabled: signals.enabled ?? false, exclude };
   if (signals.budgetTokens !== undefined) reasoning.budgetTokens = signals.budgetTokens;
   if (signals.effort !== undefined) reasoning.effort = signals.effort;
+  if (signals.display !== undefined) reasoning.display = signals.display;
   return reasoning;
+}
+
+/**
+ * Whether the client is shown no reasoning at all. `exclude` hides it from every upstream.
+ * `display: 'updates'` shows only the progress notes Anthropic's models write between tool calls,
+ * the reasoning itself staying hidden: an upstream that applies the display mode returns just those
+ * notes; any other upstream writes no such notes, so from it nothing is shown, as with `omitted`.
+ */
+export function hidesReasoning(reasoning: ReasoningOptions | undefined, upstreamAppliesDisplay: boolean): boolean {
+  if (!reasoning) return false;
+  return reasoning.exclude || (reasoning.display === 'updates' && !upstreamAppliesDisplay);
 }
 
 /** Drops undefined values so canonical requests carry only what the client set. */

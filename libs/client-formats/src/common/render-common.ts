@@ -17,6 +17,11 @@ export interface RenderContext {
   /** Responses only: echoed as `store` and `previous_response_id` (`ParsedClientRequest.store`, `.previousResponseId`). */
   store?: boolean;
   previousResponseId?: string;
+  /**
+   * Responses only: the summary kind the client asked for (`ParsedClientRequest.reasoningSummary`).
+   * Without one, reasoning items come back with `summary: []`, as OpenAI returns them.
+   */
+  reasoningSummary?: string;
 }
 
 // ---- stop reasons ----------------------------------------------------------------------------

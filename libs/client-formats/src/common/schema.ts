@@ -19,6 +19,15 @@ export { FreeObject, Literals, Maybe, Nullable };
 /** A string, or an array of strings. */
 export const StringOrStrings = (options: Json = {}) => Type.Unsafe<string | string[]>({ type: ['string', 'array'], items: { type: 'string' }, ...options });
 
+/**
+ * A string field that only steers the upstream (a display mode, an effort level): the values the
+ * gateway knows are listed for readers (`examples`), and any other string is accepted too, so a
+ * client newer than the gateway is not refused (forward-compatible parsing, docs/api.md).
+ */
+export const OpenLiterals = <const V extends readonly string[]>(known: V, options: Json = {}) =>
+  // `string & {}` keeps the known values as hints without narrowing the type to them.
+  Type.Unsafe<V[number] | (string & {})>({ type: 'string', examples: [...known], ...options });
+
 /** A non-empty string. */
 export const Id = (options: Json = {}) => Type.String({ minLength: 1, ...options });
 

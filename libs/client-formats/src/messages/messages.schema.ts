@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from 'typebox';
 import { Effort, jsonSchemaFields, Model } from '../common/common.schema';
-import { Branch, FreeObject, Id, Literals, Maybe, MESSAGE, Nullable, Tagged, When } from '../common/schema';
+import { Branch, FreeObject, Id, Literals, Maybe, MESSAGE, Nullable, OpenLiterals, Tagged, When } from '../common/schema';
 
 export const TextBlock = Branch('type', ['text'], { text: Type.String() });
 const TextBlocks = Type.Unsafe<string | Static<typeof TextBlock>[]>({ type: ['string', 'array'], items: Tagged('type', [TextBlock]) });
@@ -142,6 +142,15 @@ const Tool = Type.Unsafe<{ type?: string | null; name: string; input_schema: Rec
   else: Type.Object({ name: Id(), input_schema: FreeObject({ description: 'A JSON Schema object.' }), description: Maybe(Type.String()) }),
 });
 
+/**
+ * How thinking comes back. It only steers the upstream, so any mode is accepted and sent to
+ * Anthropic upstreams as it came; the gateway applies the modes it knows for other upstreams.
+ */
+const ThinkingDisplay = OpenLiterals(['summarized', 'omitted', 'updates'], {
+  description:
+    '`summarized` (shown), `omitted` (think, but return no thinking), `updates` (only the progress notes written between tool calls; other upstreams write none, so nothing is shown). Sent to Anthropic upstreams as it came, any other mode included.',
+});
+
 const JsonSchemaFormat = Tagged('type', [Branch('type', ['json_schema'], jsonSchemaFields(false))]);
 
 export const MessagesRequest = Type.Object({
@@ -165,11 +174,8 @@ export const MessagesRequest = Type.Object({
   ),
   thinking: Maybe(
     Tagged('type', [
-      Branch('type', ['enabled'], { budget_tokens: Type.Integer({ minimum: 1 }), display: Maybe(Literals(['summarized', 'omitted'])) }),
-      Branch('type', ['adaptive'], {
-        budget_tokens: Maybe(Type.Integer({ minimum: 1 })),
-        display: Maybe(Literals(['summarized', 'omitted'], { description: '`omitted`: think, but do not return the thinking.' })),
-      }),
+      Branch('type', ['enabled'], { budget_tokens: Type.Integer({ minimum: 1 }), display: Maybe(ThinkingDisplay) }),
+      Branch('type', ['adaptive'], { budget_tokens: Maybe(Type.Integer({ minimum: 1 })), display: Maybe(ThinkingDisplay) }),
       Branch('type', ['disabled'], {}),
     ]),
   ),

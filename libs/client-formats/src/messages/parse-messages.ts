@@ -44,6 +44,7 @@ export function parseMessagesRequest(body: unknown, options: ParseOptions): Pars
     stream: b.stream ?? false,
     user: b.metadata?.user_id ?? undefined,
     responseFormat: messagesOutputFormat(b.output_config?.format, b.output_format),
+    betas: betas(options.betas, b.betas),
   });
   return { request, reasoningContentCompat: false };
 }
@@ -161,9 +162,16 @@ function toolChoice(choice: MessagesRequest['tool_choice']): ToolChoice | undefi
   return choice.type;
 }
 
+/** The header's flags and the body's, once each, in the order sent; undefined when there are none. */
+function betas(header: string[] | undefined, body: string[] | null | undefined): string[] | undefined {
+  const all = [...new Set([...(header ?? []), ...(body ?? [])])];
+  return all.length > 0 ? all : undefined;
+}
+
 /**
- * `thinking`: enabled (budget required) or adaptive turn reasoning on, disabled off; `display:
- * 'omitted'` means think but do not return it. `output_config.effort` refines enabled thinking.
+ * `thinking`: enabled (budget required) or adaptive turn reasoning on, disabled off. `display` is
+ * kept as sent (Anthropic upstreams get it); `omitted` means think but do not return it.
+ * `output_config.effort` refines enabled thinking.
  */
 function reasoningSignals(b: MessagesRequest): ReasoningSignals {
   const thinking = b.thinking;
@@ -173,6 +181,9 @@ function reasoningSignals(b: MessagesRequest): ReasoningSignals {
   const folded = level === undefined || level === null ? undefined : foldEffort(level);
   const effort: Effort | undefined = folded === 'none' ? undefined : folded;
   const signals: ReasoningSignals = { enabled: true, budgetTokens: thinking.budget_tokens ?? undefined, effort };
-  if (thinking.display !== undefined && thinking.display !== null) signals.exclude = thinking.display === 'omitted';
+  if (thinking.display !== undefined && thinking.display !== null) {
+    signals.display = thinking.display;
+    signals.exclude = thinking.display === 'omitted';
+  }
   return signals;
 }

@@ -4,7 +4,8 @@ import { messagesStopReason, messagesUsage, prefixedId, type RenderContext, tool
 
 export function renderMessages(response: CanonicalResponse, context: RenderContext): object {
   const content: object[] = [];
-  const reasoning = visibleReasoning(response.reasoning, context);
+  // Signed reasoning with no text (Anthropic's for reasoning it does not show) is still a block: the client sends it back.
+  const reasoning = visibleReasoning(response.reasoning, context) ?? (context.excludeReasoning || !response.reasoningSignature ? undefined : '');
   if (reasoning !== undefined) content.push(messagesThinkingBlock(reasoning, response.reasoningSignature));
   // Keep a text block on a reply with no tool calls, even an empty one: many clients read content[0].text.
   if (response.text !== '' || response.toolCalls.length === 0) content.push({ type: 'text', text: response.text });

@@ -18,14 +18,16 @@ type BlockKind = 'thinking' | 'text' | 'tool_use';
 interface OpenBlock {
   kind: BlockKind;
   index: number;
+  /** A thinking block's signature was sent: it ends the block, later thinking goes to a new one. */
+  signed?: boolean;
 }
 
 export class MessagesStreamEncoder implements StreamEncoder {
   private started = false;
   private nextIndex = 0;
   private current: OpenBlock | undefined;
-  /** Index of the last thinking block, for a signature that arrives after it closed. */
-  private lastThinkingIndex: number | undefined;
+  /** The last thinking block, for a signature that arrives after it closed. */
+  private lastThinking: OpenBlock | undefined;
   /** Whether a text or tool_use block was sent (a reply of only thinking still gets an empty text block). */
   private hasAnswerBlock = false;
   /** Canonical tool-call index → content block index. */
@@ -94,21 +96,25 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   // ---- content blocks ----
 
-  /** A delta for a thinking or text block, opening the block first when another kind is open. */
+  /** A delta for a thinking or text block, opening the block first when another kind (or a signed thinking block) is open. */
   private delta(kind: 'thinking' | 'text', delta: object): string[] {
-    const frames =
-      this.current?.kind === kind
-        ? []
-        : this.openBlock(kind, kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' });
+    const frames = this.current?.kind === kind && !this.current.signed ? [] : this.openBlock(kind, emptyBlock(kind));
     frames.push(this.blockDelta((this.current as OpenBlock).index, delta));
     return frames;
   }
 
-  /** Anthropic sends the signature last in its thinking block; a late one goes to the block it signs. */
+  /**
+   * Anthropic sends the signature last in its thinking block; a late one goes to the block it
+   * signs. A signature with no unsigned thinking block to go to gets a block of its own, empty: how
+   * Anthropic returns reasoning it does not show (`display: omitted`, and the reasoning among
+   * `updates`), which the client must send back to continue the turn.
+   */
   private signature(signature: string): string[] {
-    const index = this.current?.kind === 'thinking' ? this.current.index : this.lastThinkingIndex;
-    if (index === undefined) return []; // nothing was shown that it could sign
-    return [this.blockDelta(index, { type: 'signature_delta', signature })];
+    const frames = this.lastThinking && !this.lastThinking.signed ? [] : this.openBlock('thinking', emptyBlock('thinking'));
+    const block = this.lastThinking as OpenBlock;
+    block.signed = true;
+    frames.push(this.blockDelta(block.index, { type: 'signature_delta', signature }));
+    return frames;
   }
 
   private startToolUse(toolIndex: number, id: string, name: string): string[] {
@@ -129,9 +135,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   private openBlock(kind: BlockKind, contentBlock: object): string[] {
     const frames = this.closeBlock();
-    const block = { kind, index: this.nextIndex++ };
+    const block: OpenBlock = { kind, index: this.nextIndex++ };
     this.current = block;
-    if (kind === 'thinking') this.lastThinkingIndex = block.index;
+    if (kind === 'thinking') this.lastThinking = block;
     else this.hasAnswerBlock = true;
     frames.push(eventFrame('content_block_start', { type: 'content_block_start', index: block.index, content_block: contentBlock }));
     return frames;
@@ -172,4 +178,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
       eventFrame('message_stop', { type: 'message_stop' }),
     ];
   }
+}
+
+function emptyBlock(kind: 'thinking' | 'text'): object {
+  return kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' };
 }

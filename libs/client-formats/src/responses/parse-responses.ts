@@ -11,7 +11,7 @@ import type { CanonicalRequest, ContentPart, ToolChoice } from '@gateway/canonic
 import { ConversationBuilder } from '../common/conversation';
 import { responsesTextFormat } from '../common/response-format';
 import { functionDefinition } from '../chat/parse-chat';
-import { buildReasoning, compact, foldEffort, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';
+import { buildReasoning, compact, effortSignals, type ParsedClientRequest, type ParseOptions, type ReasoningSignals } from '../common/parse-common';
 import { compileRequestValidator } from '../common/schema';
 import { fail, path } from '../common/validate';
 import { type ResponsesContentPart, type ResponsesInputItem, ResponsesRequest } from './responses.schema';
@@ -51,7 +51,14 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
     metadata: b.metadata ?? undefined,
     store: b.store ?? true,
     previousResponseId: b.previous_response_id ?? undefined,
+    reasoningSummary: summaryKind(b.reasoning?.summary),
   };
+}
+
+/** The summary asked for: a kind (one the gateway does not know included), or `true`, the spec's boolean form of `auto`. */
+function summaryKind(summary: NonNullable<ResponsesRequest['reasoning']>['summary'] | undefined): string | undefined {
+  if (summary === true) return 'auto';
+  return typeof summary === 'string' ? summary : undefined;
 }
 
 function addItem(conversation: ConversationBuilder, item: ResponsesInputItem, at: string): void {
@@ -120,12 +127,7 @@ function toolChoice(value: ResponsesRequest['tool_choice']): ToolChoice | undefi
  */
 function reasoningSignals(reasoning: ResponsesRequest['reasoning']): ReasoningSignals {
   if (!reasoning) return {};
-  const signals: ReasoningSignals = { enabled: true };
-  if (reasoning.effort !== undefined && reasoning.effort !== null) {
-    const effort = foldEffort(reasoning.effort);
-    if (effort === 'none') signals.enabled = false;
-    else signals.effort = effort;
-  }
+  const signals: ReasoningSignals = { enabled: true, ...effortSignals(reasoning.effort) };
   if (typeof reasoning.summary === 'boolean') signals.exclude = !reasoning.summary;
   return signals;
 }

@@ -15,7 +15,8 @@ export function renderResponses(response: CanonicalResponse, context: RenderCont
   const ids = responsesItemIds(response.id);
   const output: object[] = [];
   const reasoning = visibleReasoning(response.reasoning, context);
-  if (reasoning !== undefined) output.push(responsesReasoningItem(ids.reasoning(0), reasoning));
+  // The item says that the model reasoned; its text, only when a summary was asked for.
+  if (reasoning !== undefined) output.push(responsesReasoningItem(ids.reasoning(0), context.reasoningSummary === undefined ? '' : reasoning));
   // A message item carries the text; a reply of only tool calls has none.
   if (response.text !== '' || response.toolCalls.length === 0) {
     output.push(responsesMessageItem(ids.message(0), response.text, 'completed', response.logprobs));
@@ -55,7 +56,7 @@ export function responsesEnvelope(fields: ResponsesEnvelopeFields, context: Rend
     output: fields.output,
     parallel_tool_calls: true,
     previous_response_id: context.previousResponseId ?? null,
-    reasoning: { effort: request.reasoning?.effort ?? null, summary: null },
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: context.reasoningSummary ?? null },
     store: context.store ?? false,
     temperature: request.temperature ?? 1,
     text: responsesTextField(request.responseFormat),
@@ -74,8 +75,9 @@ function responsesToolChoice(choice: ToolChoice | undefined): unknown {
   return typeof choice === 'string' ? choice : { type: 'function', name: choice.name };
 }
 
+/** `strict` as the client sent it; left out, OpenAI's Responses default for function tools, `true`. */
 function responsesTool(tool: ToolDefinition): object {
-  return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: false };
+  return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: tool.strict ?? true };
 }
 
 export function responsesReasoningItem(id: string, text: string): object {

@@ -124,10 +124,11 @@ export const ResponsesRequest = Type.Object({
     Type.Object({
       effort: Maybe(Effort),
       summary: Maybe(
-        Type.Unsafe<boolean | 'auto' | 'concise' | 'detailed'>({
+        // Only steers the upstream: a kind of summary the gateway does not know is accepted.
+        Type.Unsafe<boolean | 'auto' | 'concise' | 'detailed' | (string & {})>({
           type: ['boolean', 'string'],
-          enum: [true, false, 'auto', 'concise', 'detailed'],
-          description: '`false`: reason, but do not return the reasoning.',
+          examples: ['auto', 'concise', 'detailed'],
+          description: '`auto`, `concise` or `detailed` (a kind the gateway does not know is accepted too). `false`: reason, but do not return the reasoning.',
         }),
       ),
     }),

@@ -55,6 +55,11 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   constructor(private readonly context: RenderContext) {}
 
+  /** Whether reasoning items carry a summary: only when the client asked for one, as OpenAI answers. */
+  private get summarized(): boolean {
+    return this.context.reasoningSummary !== undefined;
+  }
+
   encode(event: CanonicalStreamEvent): string[] {
     if (this.closed) return [];
     if (event.type === 'start') return this.start(event);
@@ -116,7 +121,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     item.text += delta;
     const where = { item_id: item.id, output_index: item.outputIndex };
     if (kind === 'reasoning') {
-      frames.push(this.event('response.reasoning_summary_text.delta', { ...where, summary_index: 0, delta }));
+      if (this.summarized) frames.push(this.event('response.reasoning_summary_text.delta', { ...where, summary_index: 0, delta }));
     } else {
       if (logprobs) item.logprobs = [...(item.logprobs ?? []), ...logprobs];
       frames.push(this.event('response.output_text.delta', { ...where, content_index: 0, delta, logprobs: responsesDeltaLogprobs(logprobs) }));
@@ -132,10 +137,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const where = { item_id: id, output_index: item.outputIndex };
     if (kind === 'reasoning') {
       this.output.push(responsesReasoningItem(id, ''));
-      return [
-        this.event('response.output_item.added', { output_index: item.outputIndex, item: { id, type: 'reasoning', summary: [] } }),
-        this.event('response.reasoning_summary_part.added', { ...where, summary_index: 0, part: { type: 'summary_text', text: '' } }),
-      ];
+      const added = this.event('response.output_item.added', { output_index: item.outputIndex, item: { id, type: 'reasoning', summary: [] } });
+      if (!this.summarized) return [added];
+      return [added, this.event('response.reasoning_summary_part.added', { ...where, summary_index: 0, part: { type: 'summary_text', text: '' } })];
     }
     this.output.push(responsesMessageItem(id, '', 'in_progress'));
     return [
@@ -150,8 +154,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     this.current = undefined;
     const where = { item_id: item.id, output_index: item.outputIndex };
     if (item.kind === 'reasoning') {
-      const done = responsesReasoningItem(item.id, item.text);
+      const done = responsesReasoningItem(item.id, this.summarized ? item.text : '');
       this.output[item.outputIndex] = done;
+      if (!this.summarized) return [this.event('response.output_item.done', { output_index: item.outputIndex, item: done })];
       return [
         this.event('response.reasoning_summary_text.done', { ...where, summary_index: 0, text: item.text }),
         this.event('response.reasoning_summary_part.done', { ...where, summary_index: 0, part: { type: 'summary_text', text: item.text } }),

@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Min } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Min } from 'class-validator';
 import { KeyType } from '../keys';
 
 export const TextFormats = ['chat', 'responses', 'messages'] as const;
@@ -48,6 +48,15 @@ export class TextGenerationRequest extends CallerContext {
 
   @IsObject()
   body: Record<string, unknown>;
+
+  /**
+   * The flags of the request's `anthropic-beta` header (messages), which Anthropic upstreams are
+   * sent with the body they steer. Absent when there was none.
+   */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  betas?: string[];
 
   /**
    * The output tokens the edge reserved credits for (`reservedOutputCap`): the router never asks

@@ -159,6 +159,14 @@ describe('toAnthropicRequest', () => {
     expect(toAnthropicRequest(canonicalRequest({ reasoning: { ...reasoning, enabled: false } }), 'm', false).thinking).toBeUndefined();
   });
 
+  it("sends the client's thinking display mode as it came, one it does not know included", () => {
+    for (const display of ['omitted', 'updates', 'a-mode-from-2027']) {
+      const reasoning = { enabled: true, exclude: false, display };
+      expect(toAnthropicRequest(canonicalRequest({ reasoning }), 'm', true).thinking).toEqual({ type: 'enabled', budget_tokens: 1024, display });
+    }
+    expect(toAnthropicRequest(canonicalRequest({ reasoning: { enabled: true, exclude: false } }), 'm', true).thinking).not.toHaveProperty('display');
+  });
+
   it('maps inline image data', () => {
     expect(toImageSource({ type: 'image', mediaType: 'image/webp', data: 'UklG' })).toEqual({ type: 'base64', media_type: 'image/webp', data: 'UklG' });
   });

@@ -48,7 +48,8 @@ export interface AnthropicMessagesRequest {
   top_k?: number;
   tools?: { name: string; description?: string; input_schema: Record<string, unknown> }[];
   tool_choice?: AnthropicToolChoice;
-  thinking?: { type: 'enabled'; budget_tokens: number };
+  /** `display` as the client sent it, a mode the gateway does not know included. */
+  thinking?: { type: 'enabled'; budget_tokens: number; display?: string };
   metadata?: { user_id: string };
   /** Anthropic's structured outputs, on models that have them. */
   output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
@@ -145,7 +146,10 @@ export function toAnthropicRequest(
     }));
   }
   if (request.toolChoice !== undefined) body.tool_choice = toAnthropicToolChoice(request.toolChoice);
-  if (thinkingBudget !== undefined) body.thinking = { type: 'enabled', budget_tokens: thinkingBudget };
+  if (thinkingBudget !== undefined) {
+    const display = request.reasoning?.display;
+    body.thinking = { type: 'enabled', budget_tokens: thinkingBudget, ...(display !== undefined ? { display } : {}) };
+  }
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   applyResponseFormat(body, request, nativeStructuredOutputs);
   return body;

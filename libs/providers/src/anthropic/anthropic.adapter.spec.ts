@@ -56,6 +56,16 @@ describe('AnthropicAdapter', () => {
     });
   });
 
+  it("sends the client's beta flags as anthropic-beta, and none when it sent none", async () => {
+    upstream.handle((_request, response) =>
+      sendJson(response, 200, { id: 'm', content: [], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }),
+    );
+    await adapter.complete(route, canonicalRequest({ betas: ['interleaved-thinking-2025-05-14', 'thinking-display-updates-2026-08-18'] }), signal());
+    await adapter.complete(route, canonicalRequest(), signal());
+    expect(upstream.requests[0].headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14,thinking-display-updates-2026-08-18');
+    expect(upstream.requests[1].headers['anthropic-beta']).toBeUndefined();
+  });
+
   it('does not double /v1 in the base URL', async () => {
     upstream.handle((_request, response) =>
       sendJson(response, 200, { id: 'm', content: [], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }),

@@ -10,6 +10,7 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 
 /** Anthropic Messages API (and compatible servers). */
 export class AnthropicAdapter implements ProviderAdapter {
+  readonly appliesReasoningDisplay = true;
   private readonly http: UpstreamHttpClient;
 
   constructor(options?: UpstreamHttpOptions) {
@@ -19,7 +20,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   async complete(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<CanonicalResponse> {
     const native = route.structuredOutputs === true;
     const body = toAnthropicRequest(request, route.upstreamModel, false, native);
-    const response = await this.http.postJson(messagesUrl(route), anthropicHeaders(route), body, signal);
+    const response = await this.http.postJson(messagesUrl(route), anthropicHeaders(route, request), body, signal);
     return fromAnthropicResponse(response, request, formatToolName(request, native));
   }
 
@@ -27,7 +28,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     const native = route.structuredOutputs === true;
     const body = toAnthropicRequest(request, route.upstreamModel, true, native);
     const mapper = new AnthropicStreamMapper(request, formatToolName(request, native));
-    for await (const event of this.http.postSse(messagesUrl(route), anthropicHeaders(route), body, signal)) {
+    for await (const event of this.http.postSse(messagesUrl(route), anthropicHeaders(route, request), body, signal)) {
       // After message_stop, read on to the end of the body so the socket goes back to the pool.
       if (mapper.done) continue;
       yield* mapper.map(parseEvent(event.data));
@@ -39,7 +40,12 @@ export class AnthropicAdapter implements ProviderAdapter {
   countInputTokens(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): Promise<number | undefined> {
     return unlessNotServed(async () =>
       inputTokensOf(
-        await this.http.postJson(`${messagesUrl(route)}/count_tokens`, anthropicHeaders(route), toAnthropicCountRequest(request, route.upstreamModel), signal),
+        await this.http.postJson(
+          `${messagesUrl(route)}/count_tokens`,
+          anthropicHeaders(route, request),
+          toAnthropicCountRequest(request, route.upstreamModel),
+          signal,
+        ),
       ),
     );
   }
@@ -56,8 +62,13 @@ export function messagesUrl(route: UpstreamRoute): string {
   return joinUrl(base, base.endsWith('/v1') ? 'messages' : 'v1/messages');
 }
 
-function anthropicHeaders(route: UpstreamRoute): Record<string, string> {
-  return { 'anthropic-version': ANTHROPIC_VERSION, ...(route.apiKey ? { 'x-api-key': route.apiKey } : {}) };
+/** The client's beta flags go with the body they steer (a display mode behind a beta needs its flag). */
+function anthropicHeaders(route: UpstreamRoute, request: CanonicalRequest): Record<string, string> {
+  return {
+    'anthropic-version': ANTHROPIC_VERSION,
+    ...(route.apiKey ? { 'x-api-key': route.apiKey } : {}),
+    ...(request.betas?.length ? { 'anthropic-beta': request.betas.join(',') } : {}),
+  };
 }
 
 function parseEvent(data: string): AnthropicStreamEvent {

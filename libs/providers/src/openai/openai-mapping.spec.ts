@@ -100,6 +100,17 @@ describe('toOpenAIRequest', () => {
     expect(toOpenAIRequest(canonicalRequest({ reasoning: { enabled: false, effort: 'low', exclude: false } }), 'm', false).reasoning_effort).toBeUndefined();
   });
 
+  it("sends a tool's strict as the client said, and nothing when it said nothing", () => {
+    const tools = [
+      { ...weatherTool, strict: true },
+      { ...weatherTool, name: 'lenient', strict: false },
+      { ...weatherTool, name: 'unsaid' },
+    ];
+    const sent = toOpenAIRequest(canonicalRequest({ tools }), 'm', false).tools?.map((tool) => tool.function);
+    expect(sent?.map((fn) => fn.strict)).toEqual([true, false, undefined]);
+    expect(sent?.[2]).not.toHaveProperty('strict');
+  });
+
   it('always asks for usage when streaming, never otherwise', () => {
     expect(toOpenAIRequest(canonicalRequest({ includeUsage: false }), 'm', true)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(toOpenAIRequest(canonicalRequest(), 'm', false).stream_options).toBeUndefined();

@@ -46,7 +46,7 @@ export interface OpenAIChatRequest {
   frequency_penalty?: number;
   presence_penalty?: number;
   stop?: string[];
-  tools?: { type: 'function'; function: { name: string; description?: string; parameters: Record<string, unknown> } }[];
+  tools?: { type: 'function'; function: { name: string; description?: string; parameters: Record<string, unknown>; strict?: boolean } }[];
   tool_choice?: OpenAIToolChoice;
   logprobs?: boolean;
   top_logprobs?: number;
@@ -127,7 +127,13 @@ export function toOpenAIRequest(request: CanonicalRequest, upstreamModel: string
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({
       type: 'function' as const,
-      function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters },
+      function: {
+        name: tool.name,
+        ...(tool.description ? { description: tool.description } : {}),
+        parameters: tool.parameters,
+        // Only as the client said: Chat Completions' own default (not strict) otherwise.
+        ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
+      },
     }));
   }
   if (request.toolChoice !== undefined) body.tool_choice = toOpenAIToolChoice(request.toolChoice);
