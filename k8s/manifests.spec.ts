@@ -37,7 +37,7 @@ const OBJECT_STORE_CREDENTIALS = ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'];
  */
 const SECRET_ENV: Record<App, string[]> = {
   'edge-gateway': ['FILE_URL_SECRET', ...OBJECT_STORE_CREDENTIALS],
-  'inference-router': [...OBJECT_STORE_CREDENTIALS, ...PROVIDER_KEYS],
+  'inference-router': [...OBJECT_STORE_CREDENTIALS, ...PROVIDER_KEYS, 'REASONING_SEAL_KEY', 'REASONING_SEAL_KEYS'],
   'key-service': ['DATABASE_URL', 'KEY_ENCRYPTION_KEY'],
   'account-service': ['DATABASE_URL'],
   'metering-service': ['DATABASE_URL'],
@@ -629,6 +629,7 @@ describe.each(VARIANTS)('k8s %s (rendered)', (variant, objects, deploymentNames)
         'gateway-key-encryption',
         'gateway-object-store',
         'gateway-provider-keys',
+        'gateway-reasoning-seal',
       ]);
       for (const object of deployments) expect(object.spec.template.spec.containers[0].image).toBe(`ghcr.io/model-gateway/${object.metadata.name}:latest`);
     });
@@ -811,7 +812,7 @@ describe('docker/compose.yaml', () => {
   const env = (service: string, name: string) => resolved(services[service].environment?.[name]);
   const REQUIRED_ENV: Record<App, string[]> = {
     'edge-gateway': ['NATS_URL', 'REDIS_URL', 'PORT', 'FILE_URL_SECRET', 'OBJECT_STORE_DIR', 'MODELS_CONFIG'],
-    'inference-router': ['NATS_URL', 'HEALTH_PORT', 'REDIS_URL', 'OBJECT_STORE_DIR', 'MODELS_CONFIG', ...PROVIDER_KEYS],
+    'inference-router': ['NATS_URL', 'HEALTH_PORT', 'REDIS_URL', 'OBJECT_STORE_DIR', 'MODELS_CONFIG', 'REASONING_SEAL_KEY', ...PROVIDER_KEYS],
     'key-service': ['NATS_URL', 'HEALTH_PORT', 'DATABASE_URL', 'KEY_ENCRYPTION_KEY'],
     'account-service': ['NATS_URL', 'HEALTH_PORT', 'DATABASE_URL'],
     'metering-service': ['NATS_URL', 'HEALTH_PORT', 'DATABASE_URL', 'REDIS_URL', 'MODELS_CONFIG'],
@@ -832,10 +833,11 @@ describe('docker/compose.yaml', () => {
     }
   });
 
-  it('gives key-service a 32-byte encryption key and the edge a file URL secret of 32+ characters by default', () => {
+  it('gives key-service a 32-byte encryption key, the edge a file URL secret of 32+ characters and the router a 32-byte seal key by default', () => {
     expect(env('key-service', 'KEY_ENCRYPTION_KEY')).toMatch(/^[0-9a-f]{64}$/);
     expect(env('bootstrap', 'KEY_ENCRYPTION_KEY')).toBe(env('key-service', 'KEY_ENCRYPTION_KEY'));
     expect(env('edge-gateway', 'FILE_URL_SECRET')!.length).toBeGreaterThanOrEqual(32);
+    expect(Buffer.from(env('inference-router', 'REASONING_SEAL_KEY')!, 'base64')).toHaveLength(32);
   });
 
   it('health-checks each long-running service on the port it serves /readyz on', () => {

@@ -155,6 +155,7 @@ async function startOurGateway({ mockUrl, upstreamKey, logDir, cleanup, log, onU
     REDIS_URL: redisBase.toString(),
     KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     FILE_URL_SECRET: randomBytes(32).toString('base64url'),
+    REASONING_SEAL_KEY: randomBytes(32).toString('base64'),
     MODELS_CONFIG: writeCatalog(mockUrl, cleanup),
     BENCH_UPSTREAM_KEY: upstreamKey,
     LOG_LEVEL: 'warn',

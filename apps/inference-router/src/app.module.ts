@@ -18,6 +18,7 @@ import { DecisionEngine } from './decisions/decision-engine';
 import { DecisionService } from './decisions/decision.service';
 import { RouterMetrics } from './observability/router-metrics';
 import { RouterEnv } from './router.env';
+import { ReasoningSealer, reasoningSealer } from './text-generation/reasoning-seal';
 import { InflightRequests } from './text-generation/inflight-requests';
 import { TextGenerationController } from './text-generation/text-generation.controller';
 import { TextGenerationService } from './text-generation/text-generation.service';
@@ -76,6 +77,7 @@ export class InferenceRouterModule {
         },
         // The router's one configuration object: services inject it and read their variables from it.
         { provide: RouterEnv, useValue: env },
+        { provide: ReasoningSealer, useValue: reasoningSealer(env.REASONING_SEAL_KEY, env.REASONING_SEAL_KEYS) },
         {
           provide: ProviderRegistry,
           useFactory: () => new ProviderRegistry({ simulatorTokenDelayMs: env.SIMULATOR_TOKEN_DELAY_MS, upstreamMaxConnections: env.UPSTREAM_MAX_CONNECTIONS }),

@@ -4,6 +4,9 @@ import { WithObjectStoreEnv } from '@gateway/storage';
 import { Transform } from 'class-transformer';
 import { ArrayNotEmpty, IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
+/** 32 bytes in base64 or base64url, padded or not. */
+const SEAL_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;
+
 /** The object store settings are where generated images are written (the edge serves them). */
 export class RouterEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   /**
@@ -83,4 +86,18 @@ export class RouterEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @Min(100)
   @Max(60_000)
   INFERENCE_HEARTBEAT_MS: number = 2_000;
+
+  /**
+   * Seals the reasoning of Responses reasoning items (`include: ["reasoning.encrypted_content"]`),
+   * which clients send back on later turns: every replica needs the same key, and a new key without
+   * the old one in REASONING_SEAL_KEYS turns the reasoning clients hold into 400s. Required, with no
+   * default: `npm start` and the test suites generate one (docs/configuration.md).
+   */
+  @Matches(SEAL_KEY, { message: 'REASONING_SEAL_KEY is required: 32 random bytes in base64 (openssl rand -base64 32)' })
+  REASONING_SEAL_KEY: string;
+
+  /** Earlier seal keys (comma-separated, base64): they still open reasoning sealed before a rotation, but seal nothing. */
+  @Transform(({ value }) => splitList(value))
+  @Matches(SEAL_KEY, { each: true, message: 'REASONING_SEAL_KEYS must be a comma-separated list of 32-byte base64 keys' })
+  REASONING_SEAL_KEYS: string[] = [];
 }

@@ -8,7 +8,7 @@ export { openaiErrorBody, openaiErrorCode, openaiErrorType, OpenAIErrorBody } fr
 export { anthropicErrorBody, anthropicErrorType, AnthropicErrorBody } from './messages/error-body';
 export { detailErrorBody, DetailErrorBody } from './detail/error-body';
 export type { WireError } from './common/wire-error';
-export { hidesReasoning, type ParsedClientRequest, type ParseOptions } from './common/parse-common';
+export { hidesReasoning, type ParsedClientRequest, type ParseOptions, type ReasoningSeal } from './common/parse-common';
 export type { RenderContext } from './common/render-common';
 export type { StreamEncoder } from './common/stream-encoder';
 export { requireBody, requireModel } from './common/validate';

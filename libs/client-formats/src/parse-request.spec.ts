@@ -1,5 +1,5 @@
 import type { TextFormat } from '@gateway/contracts';
-import { DomainError } from '@gateway/errors';
+import { DomainError, ErrorCode } from '@gateway/errors';
 import type { ParseOptions } from './common/parse-common';
 import { clientFormat } from './registry';
 
@@ -200,7 +200,8 @@ describe('parseClientRequest: chat', () => {
 });
 
 describe('parseClientRequest: responses', () => {
-  const responses = (body: Record<string, unknown>, options = opts) => parseClientRequest('responses', { model: 'm', input: 'hi', ...body }, options);
+  const responses = (body: Record<string, unknown>, options: ParseOptions = opts) =>
+    parseClientRequest('responses', { model: 'm', input: 'hi', ...body }, options);
 
   it('turns string input into one user message and instructions into the system prompt', () => {
     expect(responses({ instructions: 'Be brief.' }).request).toEqual({
@@ -314,6 +315,36 @@ describe('parseClientRequest: responses', () => {
     expect(responses({ reasoning: { summary: true } }).reasoningSummary).toBe('auto');
     expect(responses({ reasoning: { summary: false } }).request.reasoning).toEqual({ enabled: true, exclude: true });
     expect(responses({}, { reasoningExcludeSuffix: true }).request.reasoning).toEqual({ enabled: false, exclude: true });
+  });
+
+  it('restores a reasoning item from its encrypted_content, which wins over its summary, and asks for sealing with include', () => {
+    // A stand-in seal that opens only what it recognises; the router's is AES-256-GCM bound to the account.
+    const reasoningSeal = {
+      seal: () => 'unused',
+      unseal: (content: string, param: string) => {
+        if (content !== 'sealed-1') throw new DomainError(ErrorCode.InvalidRequest, `${param}: cannot be opened`, param);
+        return { type: 'thinking' as const, text: 'All of it.', signature: 'sig-1' };
+      },
+    };
+    const input = (encrypted: string) => [
+      { role: 'user', content: 'Hi' },
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Some.' }], encrypted_content: encrypted },
+      { role: 'assistant', content: [{ type: 'output_text', text: 'Hello.' }] },
+      { role: 'user', content: 'Again' },
+    ];
+    const parsed = responses({ input: input('sealed-1'), include: ['reasoning.encrypted_content'] }, { ...opts, reasoningSeal });
+    expect(parsed.request.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', text: 'All of it.', signature: 'sig-1' },
+        { type: 'text', text: 'Hello.' },
+      ],
+    });
+    expect(parsed.encryptedReasoning).toBe(true);
+    expect(responses({ input: input('sealed-1') }).encryptedReasoning).toBeUndefined();
+    expect(() => responses({ input: input('forged') }, { ...opts, reasoningSeal })).toThrow(
+      expect.objectContaining({ status: 400, param: 'input.1.encrypted_content' }),
+    );
   });
 
   it.each([

@@ -118,6 +118,22 @@ describe('responses stream encoder', () => {
     expect(frames.at(-1)!.data.response.output[0]).toEqual({ id: 'rs_abc123', type: 'reasoning', summary: [] });
   });
 
+  it('seals the whole reasoning and its signature into the done item and the final response when encrypted content is asked for', () => {
+    // A stand-in seal that shows what it was given; the router's is AES-256-GCM.
+    const reasoningSeal = { seal: (part: object) => JSON.stringify(part) };
+    const events = eventsFor(response({ reasoning: 'Long thoughts.', reasoningSignature: 'sig-1' }));
+    const frames = parseFrames(encodeAll(createStreamEncoder('responses', context({ reasoningSeal })), events));
+    const sealed = JSON.stringify({ type: 'thinking', text: 'Long thoughts.', signature: 'sig-1' });
+    const reasoning = frames.filter((f) => f.event?.startsWith('response.output_item.') && f.data.item.type === 'reasoning');
+    expect(reasoning.map((f) => [f.event, f.data.item.encrypted_content])).toEqual([
+      ['response.output_item.added', undefined],
+      ['response.output_item.done', sealed],
+    ]);
+    expect(frames.at(-1)!.data.response.output[0]).toEqual({ id: 'rs_abc123', type: 'reasoning', summary: [], encrypted_content: sealed });
+    const whole = clientFormat('responses').render(response({ reasoning: 'Long thoughts.', reasoningSignature: 'sig-1' }), context({ reasoningSeal })) as any;
+    expect(whole.output[0]).toEqual(frames.at(-1)!.data.response.output[0]);
+  });
+
   it('holds response.completed until usage arrives', () => {
     const encoder = createStreamEncoder('responses', context());
     encoder.encode(start);

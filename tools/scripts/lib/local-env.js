@@ -39,13 +39,15 @@ function localSecrets() {
   };
   ensure('KEY_ENCRYPTION_KEY', () => crypto.randomBytes(32).toString('hex'));
   ensure('FILE_URL_SECRET', () => crypto.randomBytes(32).toString('base64url'));
+  // Kept with the checkout, so the reasoning clients hold still opens after a restart.
+  ensure('REASONING_SEAL_KEY', () => crypto.randomBytes(32).toString('base64'));
   if (changed) saveState(state);
   return state;
 }
 
 function localEnv(overrides = {}) {
-  const { KEY_ENCRYPTION_KEY, FILE_URL_SECRET } = localSecrets();
-  return { ...defaults, KEY_ENCRYPTION_KEY, FILE_URL_SECRET, ...process.env, ...overrides };
+  const { KEY_ENCRYPTION_KEY, FILE_URL_SECRET, REASONING_SEAL_KEY } = localSecrets();
+  return { ...defaults, KEY_ENCRYPTION_KEY, FILE_URL_SECRET, REASONING_SEAL_KEY, ...process.env, ...overrides };
 }
 
 /** Remembers the bootstrap account's keys when a run issued them, and returns the latest known. */

@@ -202,6 +202,8 @@ export default async function globalSetup(): Promise<void> {
     REDIS_URL,
     KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     FILE_URL_SECRET: randomBytes(32).toString('base64url'),
+    // One key for every router process of the run, as replicas of a deployment share theirs.
+    REASONING_SEAL_KEY: randomBytes(32).toString('base64'),
     // One store for the router, the video worker and the edges, as a shared volume would be.
     OBJECT_STORE_DIR: objectStoreDir,
     // Long enough that only key-change events can explain a refused key within a test.

@@ -7,6 +7,7 @@ import { TextGenerationService } from '../text-generation/text-generation.servic
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { recordingCalls } from '../testing/recording-publisher';
 import { noHeartbeats } from '../testing/no-heartbeats';
+import { testSealer } from '../testing/test-sealer';
 import { noStore } from '../testing/no-store';
 
 const catalogWith = (metadata: string) =>
@@ -58,7 +59,7 @@ describe('text generation with a jev model id', () => {
   const simulator = new SimulatorAdapter();
   const upstream = new UpstreamCaller({ simulator, openai: simulator, anthropic: simulator }, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const service = new TextGenerationService(catalog, upstream, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats());
+  const service = new TextGenerationService(catalog, upstream, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats(), testSealer());
   const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'r' };
   const generate = (request: Pick<TextGenerationRequest, 'format' | 'body'>): Promise<TextFrame[]> =>
     firstValueFrom(service.generate({ ...caller, ...request }).pipe(toArray()));

@@ -7,6 +7,9 @@ import { RouterLiveness } from '../liveness/router-liveness';
 import { RouterEnv } from '../router.env';
 import { servesSubject } from './router-families';
 
+/** The one setting the router requires. */
+const REASONING_SEAL_KEY = Buffer.alloc(32, 1).toString('base64');
+
 /** Every subject the router's controllers have a handler for, as the transport sees them. */
 function handledSubjects(): string[] {
   return ROUTER_CONTROLLERS.flatMap((controller) => {
@@ -20,7 +23,7 @@ function handledSubjects(): string[] {
 
 /** What a replica with `families` subscribes (its `ROUTER_FAMILIES` read as the environment gives it). */
 function subscribed(families: string): string[] {
-  const env = parseEnv(RouterEnv, { ROUTER_FAMILIES: families });
+  const env = parseEnv(RouterEnv, { ROUTER_FAMILIES: families, REASONING_SEAL_KEY });
   return handledSubjects().filter(servesSubject(env.ROUTER_FAMILIES));
 }
 
@@ -29,8 +32,8 @@ const EVERY_ROUTER = [Subjects.inferenceCancel, Subjects.inferenceModels, 'healt
 
 describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
   it('by default every family: every subject the router handles, as before families existed', () => {
-    expect(parseEnv(RouterEnv, {}).ROUTER_FAMILIES).toEqual([...RouterFamilies]);
-    expect(handledSubjects().filter(servesSubject(parseEnv(RouterEnv, {}).ROUTER_FAMILIES))).toEqual(
+    expect(parseEnv(RouterEnv, { REASONING_SEAL_KEY }).ROUTER_FAMILIES).toEqual([...RouterFamilies]);
+    expect(handledSubjects().filter(servesSubject(parseEnv(RouterEnv, { REASONING_SEAL_KEY }).ROUTER_FAMILIES))).toEqual(
       [
         ...EVERY_ROUTER,
         Subjects.inferenceText,
@@ -65,8 +68,8 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
   });
 
   it('refuses an unknown family or an empty list at startup, naming the variable and the bad value', () => {
-    expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat' })).toThrow(InvalidEnvironmentError);
-    expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat' })).toThrow(
+    expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat', REASONING_SEAL_KEY })).toThrow(InvalidEnvironmentError);
+    expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat', REASONING_SEAL_KEY })).toThrow(
       "ROUTER_FAMILIES: ROUTER_FAMILIES must be a comma-separated list of text, embeddings, moderations, images, decisions; not 'chat'",
     );
     expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: ' , ' })).toThrow(/ROUTER_FAMILIES must name at least one of text, embeddings/);

@@ -6,6 +6,7 @@ import { EchoAdapter } from '@gateway/providers/testing';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { recordingCalls } from '../testing/recording-publisher';
 import { noHeartbeats } from '../testing/no-heartbeats';
+import { testSealer } from '../testing/test-sealer';
 import { noStore } from '../testing/no-store';
 import { InflightRequests } from './inflight-requests';
 import { TextGenerationService } from './text-generation.service';
@@ -26,7 +27,7 @@ describe('a new provider (the contributor guide example)', () => {
   const adapters = { ...createProviderAdapters({ simulatorTokenDelayMs: 0 }), echo: new EchoAdapter() };
   const upstream = new UpstreamCaller(adapters, { attemptsPerRoute: 1, baseDelayMs: 0 });
   const events: UsageRecordedEvent[] = [];
-  const service = new TextGenerationService(echoCatalog(), upstream, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats());
+  const service = new TextGenerationService(echoCatalog(), upstream, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats(), testSealer());
   const caller = { accountId: 'a', keyId: 'k', keyType: 'master' as const, maskedKey: 'ek-...', ip: '127.0.0.1', requestId: 'req_echo' };
 
   it('serves a chat completion through the registered adapter, with its usage event', async () => {

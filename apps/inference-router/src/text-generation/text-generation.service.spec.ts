@@ -5,6 +5,7 @@ import { sendJson, sendSse, startFakeUpstream, type FakeUpstream } from '@gatewa
 import { firstValueFrom, toArray } from 'rxjs';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { noHeartbeats } from '../testing/no-heartbeats';
+import { testSealer } from '../testing/test-sealer';
 import { noStore } from '../testing/no-store';
 import { recordingCalls } from '../testing/recording-publisher';
 import { InflightRequests } from './inflight-requests';
@@ -70,7 +71,7 @@ describe('TextGenerationService.run against an upstream speaking OpenAI and Anth
     events = [];
     const catalog = ModelCatalog.fromYaml(catalogYaml(upstream.baseUrl), {}, () => undefined);
     const caller = new UpstreamCaller(adapters, { attemptsPerRoute: 1, baseDelayMs: 0 });
-    service = new TextGenerationService(catalog, caller, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats());
+    service = new TextGenerationService(catalog, caller, recordingCalls(events), new InflightRequests(), noStore(), noHeartbeats(), testSealer());
   });
 
   afterAll(async () => {

@@ -14,6 +14,7 @@ import { StoredResponsesClient } from '../stored-responses/stored-responses.clie
 import { countDeltaTokens } from '../token-counting/delta-tokens';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { InflightRequests } from './inflight-requests';
+import { ReasoningSealer } from './reasoning-seal';
 import { withinReservedOutput } from './reserved-output';
 import { servingModel } from './serving-model';
 import { DomainError, ErrorCode } from '@gateway/errors';
@@ -36,6 +37,7 @@ export class TextGenerationService {
     private readonly inflight: InflightRequests,
     private readonly store: StoredResponsesClient,
     private readonly liveness: RouterLiveness,
+    private readonly sealer: ReasoningSealer,
   ) {}
 
   /** The request's frames; heartbeats among them while it runs (proof of life, whatever the upstream is doing). */
@@ -86,7 +88,9 @@ export class TextGenerationService {
     const body = excludeReasoning ? { ...request.body, model: modelId } : request.body;
     const format = clientFormat(request.format);
     const stored = format.storedState ? await this.store.resolve(request, format.storedState, body) : undefined;
-    const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning, betas: request.betas });
+    // Reasoning items are sealed for, and opened as, the calling account only.
+    const reasoningSeal = this.sealer.forAccount(request.accountId);
+    const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning, betas: request.betas, reasoningSeal });
     // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
     const responseId = format.storedState?.responseId(request.requestId);
     const save = stored && parsed.store ? (response: Record<string, unknown>) => this.store.save(request, response, stored.inputItems) : undefined;
@@ -108,6 +112,7 @@ export class TextGenerationService {
       store: save !== undefined,
       previousResponseId: parsed.previousResponseId,
       reasoningSummary: parsed.reasoningSummary,
+      reasoningSeal: parsed.encryptedReasoning ? reasoningSeal : undefined,
     };
     // A route's `tpm` quota counts the prompt plus the output cap; counted only for a route that has one.
     const routing = { affinity: () => affinityKey(canonical, body), tokens: () => countedPrompt() + (upstreamRequest.maxTokens ?? 0) };

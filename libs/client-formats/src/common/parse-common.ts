@@ -1,4 +1,4 @@
-import type { CanonicalRequest, ReasoningOptions } from '@gateway/canonical';
+import type { CanonicalRequest, ReasoningOptions, ThinkingPart } from '@gateway/canonical';
 import { EFFORT_LEVELS } from './common.schema';
 
 export interface ParseOptions {
@@ -6,6 +6,19 @@ export interface ParseOptions {
   reasoningExcludeSuffix: boolean;
   /** The request's `anthropic-beta` header flags (messages; its body's `betas` join them). */
   betas?: string[];
+  /** Responses only: opens the caller's `encrypted_content` reasoning items (absent: they add nothing). */
+  reasoningSeal?: ReasoningSeal;
+}
+
+/**
+ * The gateway's own `encrypted_content` for Responses reasoning items, bound to one account: what it
+ * seals (the reasoning text and the upstream's signature, if any) is what restores the reasoning for
+ * any upstream on a later turn. The cipher and its key live with the caller (the router).
+ */
+export interface ReasoningSeal {
+  seal(reasoning: ThinkingPart): string;
+  /** The sealed reasoning; throws a `DomainError` naming `param` when the content is not ours to open. */
+  unseal(content: string, param: string): ThinkingPart;
 }
 
 /**
@@ -24,6 +37,8 @@ export interface ParsedClientRequest {
   previousResponseId?: string;
   /** Responses `reasoning.summary` when the client asked for a summary: the kind as sent (`true` is `auto`). */
   reasoningSummary?: string;
+  /** Responses `include: ['reasoning.encrypted_content']`: reasoning items carry the sealed reasoning. */
+  encryptedReasoning?: boolean;
 }
 
 export type Effort = NonNullable<ReasoningOptions['effort']>;

@@ -3,6 +3,7 @@
  * accumulates to exactly the object the non-streaming endpoint would have returned.
  */
 import type { CanonicalRequest, StopReason, TokenLogprob, Usage } from '@gateway/canonical';
+import type { ReasoningSeal } from './parse-common';
 
 /** What rendering needs besides the canonical response or stream events. */
 export interface RenderContext {
@@ -22,6 +23,11 @@ export interface RenderContext {
    * Without one, reasoning items come back with `summary: []`, as OpenAI returns them.
    */
   reasoningSummary?: string;
+  /**
+   * Responses only: present when the client asked for `reasoning.encrypted_content`
+   * (`ParsedClientRequest.encryptedReasoning`); each reasoning item then carries its reasoning sealed.
+   */
+  reasoningSeal?: Pick<ReasoningSeal, 'seal'>;
 }
 
 // ---- stop reasons ----------------------------------------------------------------------------

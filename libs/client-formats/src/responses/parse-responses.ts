@@ -23,7 +23,7 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
   const conversation = new ConversationBuilder();
   if (b.instructions !== undefined && b.instructions !== null) conversation.addSystem(b.instructions);
   if (typeof b.input === 'string') conversation.addUser([{ type: 'text', text: b.input }]);
-  else b.input.forEach((item, i) => addItem(conversation, item, path('input', i)));
+  else b.input.forEach((item, i) => addItem(conversation, item, path('input', i), options));
 
   const request: CanonicalRequest = compact({
     model: b.model,
@@ -52,6 +52,7 @@ export function parseResponsesRequest(body: unknown, options: ParseOptions): Par
     store: b.store ?? true,
     previousResponseId: b.previous_response_id ?? undefined,
     reasoningSummary: summaryKind(b.reasoning?.summary),
+    encryptedReasoning: b.include?.includes('reasoning.encrypted_content') || undefined,
   };
 }
 
@@ -61,7 +62,7 @@ function summaryKind(summary: NonNullable<ResponsesRequest['reasoning']>['summar
   return typeof summary === 'string' ? summary : undefined;
 }
 
-function addItem(conversation: ConversationBuilder, item: ResponsesInputItem, at: string): void {
+function addItem(conversation: ConversationBuilder, item: ResponsesInputItem, at: string, options: ParseOptions): void {
   switch (item.type) {
     case 'function_call':
       conversation.appendToAssistant([], [{ id: item.call_id, name: item.name, arguments: item.arguments }]);
@@ -69,8 +70,14 @@ function addItem(conversation: ConversationBuilder, item: ResponsesInputItem, at
     case 'function_call_output':
       return addFunctionOutput(conversation, item.call_id, item.output);
     case 'reasoning': {
-      // Replayed reasoning from an earlier turn opens that assistant turn. One with only
-      // `encrypted_content` (readable by OpenAI alone) adds nothing.
+      // Replayed reasoning from an earlier turn opens that assistant turn. Our own
+      // `encrypted_content` holds all of it (the text a summary may leave out, the upstream's
+      // signature), so it wins over the summary; without a seal to open it, it adds nothing.
+      if (item.encrypted_content && options.reasoningSeal) {
+        const part = options.reasoningSeal.unseal(item.encrypted_content, path(at, 'encrypted_content'));
+        if (part.text || part.signature) conversation.appendToAssistant([part]);
+        return;
+      }
       const summary = item.summary ?? [];
       const text = (summary.length > 0 ? summary : (item.content ?? [])).map((part) => part.text).join('\n\n');
       if (text) conversation.appendToAssistant([{ type: 'thinking', text }]);

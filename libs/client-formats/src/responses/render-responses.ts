@@ -1,5 +1,5 @@
 /** Canonical response → a `Response` object (`openai` v6), the non-streaming reply; its pieces serve the stream too. */
-import type { CanonicalResponse, TokenLogprob, ToolCall, ToolChoice, ToolDefinition, Usage } from '@gateway/canonical';
+import type { CanonicalResponse, ThinkingPart, TokenLogprob, ToolCall, ToolChoice, ToolDefinition, Usage } from '@gateway/canonical';
 import {
   logprobsWithBytes,
   prefixedId,
@@ -16,7 +16,10 @@ export function renderResponses(response: CanonicalResponse, context: RenderCont
   const output: object[] = [];
   const reasoning = visibleReasoning(response.reasoning, context);
   // The item says that the model reasoned; its text, only when a summary was asked for.
-  if (reasoning !== undefined) output.push(responsesReasoningItem(ids.reasoning(0), context.reasoningSummary === undefined ? '' : reasoning));
+  if (reasoning !== undefined) {
+    const sealed = context.reasoningSeal?.seal(thinkingPart(response.reasoning ?? '', response.reasoningSignature));
+    output.push(responsesReasoningItem(ids.reasoning(0), context.reasoningSummary === undefined ? '' : reasoning, sealed));
+  }
   // A message item carries the text; a reply of only tool calls has none.
   if (response.text !== '' || response.toolCalls.length === 0) {
     output.push(responsesMessageItem(ids.message(0), response.text, 'completed', response.logprobs));
@@ -80,8 +83,16 @@ function responsesTool(tool: ToolDefinition): object {
   return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: tool.strict ?? true };
 }
 
-export function responsesReasoningItem(id: string, text: string): object {
-  return { id, type: 'reasoning', summary: text === '' ? [] : [{ type: 'summary_text', text }] };
+/** `encryptedContent`: the reasoning sealed, when the client included `reasoning.encrypted_content`. */
+export function responsesReasoningItem(id: string, text: string, encryptedContent?: string): object {
+  const item: Record<string, unknown> = { id, type: 'reasoning', summary: text === '' ? [] : [{ type: 'summary_text', text }] };
+  if (encryptedContent !== undefined) item.encrypted_content = encryptedContent;
+  return item;
+}
+
+/** What a reasoning item seals: all the text the model reasoned (not only what is shown) and the upstream's signature. */
+export function thinkingPart(text: string, signature: string | undefined): ThinkingPart {
+  return signature === undefined ? { type: 'thinking', text } : { type: 'thinking', text, signature };
 }
 
 export function responsesOutputText(text: string, logprobs?: TokenLogprob[]): object {

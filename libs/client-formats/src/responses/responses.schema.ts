@@ -44,8 +44,13 @@ const FunctionOutputItem = Type.Object({
 });
 const TextList = Maybe(Type.Array(Type.Object({ text: Type.String() })));
 const ReasoningItem = Type.Object(
-  { type: Literals(['reasoning']), summary: TextList, content: TextList },
-  { description: 'Reasoning replayed from an earlier response; one with only `encrypted_content` adds nothing.' },
+  {
+    type: Literals(['reasoning']),
+    summary: TextList,
+    content: TextList,
+    encrypted_content: Maybe(Type.String({ description: 'The reasoning as this gateway sealed it for the same account; it restores the whole reasoning.' })),
+  },
+  { description: 'Reasoning replayed from an earlier response.' },
 );
 
 const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'];
@@ -134,7 +139,11 @@ export const ResponsesRequest = Type.Object({
     }),
   ),
   stream: Maybe(Type.Boolean({ default: false })),
-  include: Maybe(Type.Array(Type.String(), { description: '`message.output_text.logprobs` asks for log probabilities.' })),
+  include: Maybe(
+    Type.Array(Type.String(), {
+      description: '`message.output_text.logprobs` asks for log probabilities, `reasoning.encrypted_content` for the reasoning sealed into reasoning items.',
+    }),
+  ),
   top_logprobs: Maybe(Type.Integer({ minimum: 0, maximum: 20 })),
   user: Maybe(Type.String()),
   safety_identifier: Maybe(Type.String({ description: 'Taken as `user` when `user` is left out.' })),
@@ -186,6 +195,7 @@ export const ResponsesReasoningItem = Type.Object({
   id: Type.String(),
   type: Literals(['reasoning']),
   summary: Type.Array(Type.Object({ type: Literals(['summary_text']), text: Type.String() })),
+  encrypted_content: Type.Optional(Type.String({ description: 'When `include` asked for `reasoning.encrypted_content`: opaque, bound to the account.' })),
 });
 export const ResponsesFunctionCall = Type.Object({
   id: Type.String(),

@@ -11,7 +11,14 @@ import type { CanonicalStreamEvent, StopReason, TokenLogprob, Usage } from '@gat
 import type { WireError } from '../common/wire-error';
 import { responsesStreamErrorFrame } from './error-body';
 import { logprobsWithBytes, type RenderContext, responsesDeltaLogprobs, responsesItemIds } from '../common/render-common';
-import { responsesEnvelope, responsesFunctionCallItem, responsesMessageItem, responsesOutputText, responsesReasoningItem } from './render-responses';
+import {
+  responsesEnvelope,
+  responsesFunctionCallItem,
+  responsesMessageItem,
+  responsesOutputText,
+  responsesReasoningItem,
+  thinkingPart,
+} from './render-responses';
 import { eventFrame } from '../common/sse';
 import type { StreamEncoder } from '../common/stream-encoder';
 
@@ -28,6 +35,8 @@ interface TextItem {
   outputIndex: number;
   text: string;
   logprobs?: TokenLogprob[];
+  /** Reasoning only: the upstream's proof of it (Anthropic), sealed with the text when asked for. */
+  signature?: string;
 }
 
 interface FunctionCallItem {
@@ -88,7 +97,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       case 'reasoning_delta':
         return this.context.excludeReasoning ? [] : this.textDelta('reasoning', event.text);
       case 'reasoning_signature':
-        return []; // Anthropic's proof of reasoning; responses have no place for it
+        // Anthropic's proof of the reasoning being written: responses show it only inside `encrypted_content`.
+        if (this.current?.kind === 'reasoning') this.current.signature = event.signature;
+        return [];
       case 'text_delta':
         return this.textDelta('message', event.text, event.logprobs);
       case 'tool_call_start':
@@ -154,7 +165,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     this.current = undefined;
     const where = { item_id: item.id, output_index: item.outputIndex };
     if (item.kind === 'reasoning') {
-      const done = responsesReasoningItem(item.id, this.summarized ? item.text : '');
+      const sealed = this.context.reasoningSeal?.seal(thinkingPart(item.text, item.signature));
+      const done = responsesReasoningItem(item.id, this.summarized ? item.text : '', sealed);
       this.output[item.outputIndex] = done;
       if (!this.summarized) return [this.event('response.output_item.done', { output_index: item.outputIndex, item: done })];
       return [
