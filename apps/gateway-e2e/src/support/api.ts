@@ -29,6 +29,10 @@ export async function api<T = any>(method: string, path: string, options: Reques
   if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
     headers['content-type'] = 'application/json';
   }
+  // One turn of the event loop first: after the test process was blocked (the admin CLI of
+  // `createAccount` runs synchronously), the closes of pooled connections the edge ended meanwhile
+  // (idle past its keep-alive) are read before a request could be written to one of them.
+  await new Promise((resolve) => setImmediate(resolve));
   const response = await fetch(`${options.base ?? suiteInfo().edgeA}${path}`, { method, headers, body });
   const text = await response.text();
   let parsed: unknown = text;
