@@ -19,7 +19,8 @@ import {
 } from '@gateway/platform';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { RevocationEpochs } from './auth/revocation-epochs';
-import { BudgetService } from './billing/budget.service';
+import { BUDGET_CLOCK, BudgetService } from './billing/budget.service';
+import { BudgetClock, TestClockController } from './billing/budget-clock';
 import { BudgetRecovery } from './billing/budget-recovery';
 import { AdmissionGuard } from './admission/admission.guard';
 import { AuthCacheService } from './auth/auth-cache.service';
@@ -67,6 +68,8 @@ export class EdgeModule {
       // Prices and budgets cover every model the router may serve; only the router holds provider keys.
       requireCredentials: false,
     });
+    const testClock = env.EDGE_TEST_CLOCK === 'true';
+    if (testClock && process.env.NODE_ENV === 'production') throw new Error('EDGE_TEST_CLOCK=true is for tests only and refused with NODE_ENV=production');
     return {
       module: EdgeModule,
       imports: [ObservabilityModule.forRoot({ metricsEndpoint: false, logger })],
@@ -88,6 +91,7 @@ export class EdgeModule {
         ImagesController,
         VideosController,
         TokenCountingController,
+        ...(testClock ? [TestClockController] : []),
       ],
       providers: [
         // The edge's one configuration object: services inject it and read their variables from it.
@@ -95,6 +99,8 @@ export class EdgeModule {
         { provide: REDIS_TOPOLOGY, useValue: redisTopology(env) },
         { provide: JETSTREAM_SERVERS, useValue: splitList(env.NATS_URL) },
         JetStreamConnection,
+        BudgetClock,
+        { provide: BUDGET_CLOCK, useFactory: (clock: BudgetClock) => () => new Date(clock.now()), inject: [BudgetClock] },
         // Every request and event carries the caller's trace context in its headers.
         { provide: NatsRpcClient, useFactory: (connection: JetStreamConnection) => new NatsRpcClient(connection), inject: [JetStreamConnection] },
         { provide: ModelCatalog, useValue: catalog },

@@ -10,6 +10,7 @@ import { KeyCryptoService } from './crypto/key-crypto.service';
 import { KeyEventsPublisher } from './events/key-events.publisher';
 import { KeysController } from './keys/keys.controller';
 import { KeysRepository } from './keys/keys.repository';
+import { KeyBudgets } from './keys/key-budgets';
 import { KeysService } from './keys/keys.service';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysRepository } from './proxy-keys/proxy-keys.repository';
@@ -36,6 +37,7 @@ export class KeyServiceModule {
         AccountsService,
         KeysRepository,
         KeysService,
+        KeyBudgets,
         ProxyKeysRepository,
         ProxyKeysService,
       ],

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { type AdmitGate, BudgetStore, type ReserveRequest, revocationEpochKey } from './budget-store';
 import { toNano } from './money';
+import { windowBucket, windowKey, windowSpan } from './budget-windows';
 
 const REDIS_URL = `redis://127.0.0.1:6379/${process.env.TEST_REDIS_DB ?? '13'}`;
 const PREFIX = `${process.env.TEST_NAMESPACE ?? 'int'}:billing:${randomUUID()}:`;
@@ -278,6 +279,116 @@ describe('BudgetStore scripts (integration, real Redis)', () => {
       expect(await figure(`resv:{${accountId}}:total`)).toBe(0);
       expect(await figure(`resv:{${accountId}}:key:${keyId}:total`)).toBe(0);
       expect(await figure(`bal:{${accountId}}`)).toBe(toNano('0.75'));
+    });
+  });
+  describe("a proxy key's budget windows", () => {
+    const fiveHours = { period: '5h', timezone: 'UTC' };
+    const weekly = { period: 'weekly', timezone: 'Asia/Kolkata' };
+    const windows = [
+      { key: windowKey(fiveHours), amountNano: toNano(1) },
+      { key: windowKey(weekly), amountNano: toNano(3) },
+    ];
+    const hour = 3_600_000;
+    const settleAt = (accountId: string, keyId: string, requestId: string, costNano: number, at: number) =>
+      store.settle({
+        accountId,
+        requestId,
+        costNano,
+        proxy: { keyId, windowId: 'life', windows: [fiveHours, weekly].map((window) => ({ key: windowKey(window), ...windowBucket(window, at) })) },
+      });
+
+    it('admits only while every window has room, names the window that refused, and frees a rolling window bucket by bucket', async () => {
+      const { accountId, keyId } = ids();
+      const start = Date.UTC(2030, 0, 7, 6, 0, 0); // Monday 11:30 in Kolkata
+      const proxy = (at: number) => ({ keyId, windowId: 'life', allocationNano: toNano(100), windows, at });
+      await store.primeBalance(accountId, toNano(100));
+      await store.primeKeySpend(accountId, keyId, 'life', 0, 60);
+      // The windows are cold until primed from the ledger.
+      expect(await reserve({ accountId, requestId: 'a', costNano: toNano('0.6'), proxy: proxy(start) })).toMatchObject({
+        ok: false,
+        reason: 'cold-allocation',
+      });
+      await store.primeWindows(
+        accountId,
+        keyId,
+        windows.map((window) => ({ key: window.key, buckets: [] })),
+        60_000,
+      );
+
+      expect(await reserve({ accountId, requestId: 'a', costNano: toNano('0.6'), proxy: proxy(start) })).toMatchObject({
+        ok: true,
+        tightest: { window: 1, left: toNano(1), oldest: 0 },
+      });
+      await settleAt(accountId, keyId, 'a', toNano('0.6'), start);
+      // 0.4 left in the 5 h window: a 0.5 reservation is refused there, naming it, with when its oldest charge leaves.
+      const refused = await reserve({ accountId, requestId: 'b', costNano: toNano('0.5'), proxy: proxy(start + hour) });
+      expect(refused).toMatchObject({ ok: false, reason: 'window', window: 1, available: toNano('0.4'), oldest: windowBucket(fiveHours, start).expiry });
+      expect(await reserve({ accountId, requestId: 'b', costNano: toNano('0.4'), proxy: proxy(start + 2 * hour) })).toMatchObject({ ok: true });
+      await settleAt(accountId, keyId, 'b', toNano('0.4'), start + 2 * hour);
+      expect(await reserve({ accountId, requestId: 'c', costNano: 1, proxy: proxy(start + 2 * hour) })).toMatchObject({
+        ok: false,
+        reason: 'window',
+        window: 1,
+        available: 0,
+      });
+      // Five hours (and one bucket) after the first charge only it has left the window.
+      const firstGone = windowBucket(fiveHours, start).expiry;
+      expect(await reserve({ accountId, requestId: 'c', costNano: toNano('0.6'), proxy: proxy(firstGone - 1) })).toMatchObject({
+        reason: 'window',
+        available: 0,
+      });
+      expect(await reserve({ accountId, requestId: 'c', costNano: toNano('0.6'), proxy: proxy(firstGone) })).toMatchObject({ ok: true });
+      await settleAt(accountId, keyId, 'c', toNano('0.6'), firstGone);
+      // The weekly window (3) has 1.6 spent; the 5 h window is the tighter one (0 left).
+      expect(await reserve({ accountId, requestId: 'd', costNano: 1, proxy: proxy(firstGone) })).toMatchObject({ reason: 'window', window: 1 });
+      const secondGone = windowBucket(fiveHours, start + 2 * hour).expiry;
+      expect(await reserve({ accountId, requestId: 'd', costNano: toNano('0.4'), proxy: proxy(secondGone) })).toMatchObject({
+        ok: true,
+        tightest: { window: 1, left: toNano('0.4') },
+      });
+    });
+
+    it('refuses on the calendar window once it is spent and has room again from midnight in its zone', async () => {
+      const { accountId, keyId } = ids();
+      const daily = { period: 'daily', timezone: 'Asia/Kolkata' };
+      const only = [{ key: windowKey(daily), amountNano: toNano(1) }];
+      const beforeMidnight = Date.UTC(2030, 0, 7, 18, 29, 0); // 23:59 in Kolkata
+      const proxy = (at: number) => ({ keyId, windowId: 'life', allocationNano: toNano(100), windows: only, at });
+      await store.primeBalance(accountId, toNano(100));
+      await store.primeKeySpend(accountId, keyId, 'life', 0, 60);
+      // Primed from the ledger: 0.9 spent today (Kolkata).
+      const spent = windowBucket(daily, beforeMidnight - hour);
+      expect(windowSpan(daily, beforeMidnight).from).toBe(Date.UTC(2030, 0, 6, 18, 30, 0));
+      await store.primeWindows(accountId, keyId, [{ key: only[0].key, buckets: [{ ...spent, amountNano: toNano('0.9') }] }], 60_000);
+      expect(await reserve({ accountId, requestId: 'a', costNano: toNano('0.2'), proxy: proxy(beforeMidnight) })).toMatchObject({
+        reason: 'window',
+        available: toNano('0.1'),
+      });
+      expect(await reserve({ accountId, requestId: 'a', costNano: toNano('0.2'), proxy: proxy(Date.UTC(2030, 0, 7, 18, 30, 0)) })).toMatchObject({ ok: true });
+    });
+
+    it('keeps a settlement made while a window was absent for its next prime', async () => {
+      const { accountId, keyId } = ids();
+      const at = Date.UTC(2030, 0, 7, 6, 0, 0);
+      const proxy = { keyId, windowId: 'life', allocationNano: toNano(100), windows, at };
+      await store.primeBalance(accountId, toNano(100));
+      await store.primeKeySpend(accountId, keyId, 'life', 0, 60);
+      await store.primeWindows(
+        accountId,
+        keyId,
+        windows.map((window) => ({ key: window.key, buckets: [] })),
+        60_000,
+      );
+      expect(await reserve({ accountId, requestId: 'a', costNano: toNano('0.7'), proxy })).toMatchObject({ ok: true });
+      await redis.del(`kw:{${accountId}}:${keyId}:${windows[0].key}`);
+      await settleAt(accountId, keyId, 'a', toNano('0.7'), at);
+      // The ledger was read before the charge was written: the prime adds what settled meanwhile.
+      await store.primeWindows(accountId, keyId, [{ key: windows[0].key, buckets: [] }], 60_000);
+      expect(await reserve({ accountId, requestId: 'b', costNano: toNano('0.4'), proxy })).toMatchObject({
+        reason: 'window',
+        window: 1,
+        available: toNano('0.3'),
+      });
     });
   });
 });

@@ -13,6 +13,8 @@ import { loadScript, type ScriptName } from './lua-scripts';
  *   bal:{A}                       cached credit balance (primed from the database, TTL BALANCE_TTL_S)
  *   resv:{A}[:total|:expiries]    open reservations on the account (hash, sum, expiry set)
  *   pused:{A}:<key>:<window>      a proxy key's spend in its current window (primed, then incremented)
+ *   kw:{A}:<key>:<period>@<zone>[:exp|:late]   the spend of one of a proxy key's budget windows, in
+ *                                 buckets (see windows.lua), primed, then counted into
  *   resv:{A}:key:<key>[:total|:expiries]   open reservations on a proxy key
  *   resv:{A}:settled              requests settled in the last SETTLED_MEMORY_MS (restore skips them)
  *   bal:{A}:late, pused:{A}:…:late          settled while the figure was absent (settle.lua)
@@ -49,6 +51,11 @@ const keys = {
   reservations: (accountId: string, keyId?: string) => {
     const hash = keyId === undefined ? `resv:${tag(accountId)}` : `resv:${tag(accountId)}:key:${keyId}`;
     return [hash, `${hash}:total`, `${hash}:expiries`];
+  },
+  /** A proxy key's budget window (budget-windows.ts `windowKey`): its buckets, their expiry set and what settled while it was absent. */
+  budgetWindow: (accountId: string, keyId: string, window: string) => {
+    const hash = `kw:${tag(accountId)}:${keyId}:${window}`;
+    return [hash, `${hash}:exp`, `${hash}:late`];
   },
   /** The account's requests settled lately (sorted by when), which a restore must not put back. */
   settled: (accountId: string) => `resv:${tag(accountId)}:settled`,
@@ -101,11 +108,32 @@ export interface ReserveRequest {
   costNano: number;
   /** How long an unsettled reservation holds (a request whose usage event never comes). */
   ttlMs: number;
-  proxy?: { keyId: string; windowId: string; allocationNano: number };
+  proxy?: {
+    keyId: string;
+    windowId: string;
+    allocationNano: number;
+    /** The key's budget windows beyond its allocation (`windowKey`) and their amounts, read at `at` (ms). */
+    windows?: { key: string; amountNano: number }[];
+    at?: number;
+  };
+}
+
+/**
+ * For a proxy key: the budget with least room (`window` 0 is the allocation, 1… the key's budget
+ * windows in order), what it had left before the request, and when its oldest bucket stops counting
+ * (ms; 0 without one, or for the allocation).
+ */
+export interface TightestBudget {
+  window: number;
+  left: number;
+  oldest: number;
 }
 
 export type ReserveResult =
-  { ok: true } | { ok: false; reason: 'credits' | 'allocation'; available: number } | { ok: false; reason: 'cold-balance' | 'cold-allocation' | 'cold-store' };
+  | ({ ok: true } & { tightest?: TightestBudget })
+  | { ok: false; reason: 'credits' | 'allocation'; available: number }
+  | { ok: false; reason: 'window'; available: number; window: number; oldest: number }
+  | { ok: false; reason: 'cold-balance' | 'cold-allocation' | 'cold-store' };
 
 /** The edge's gate before any reservation: the revocation epoch and the plan's one-minute windows. */
 export interface AdmitGate {
@@ -144,7 +172,18 @@ export interface Settlement {
   accountId: string;
   requestId: string;
   costNano: number;
-  proxy?: { keyId: string; windowId: string };
+  proxy?: {
+    keyId: string;
+    windowId: string;
+    /** The key's budget windows (`windowKey`): the bucket the charge counts in and when that stops (ms). */
+    windows?: { key: string; member: number; expiry: number }[];
+  };
+}
+
+/** A budget window's spend as the ledger holds it, to load into Redis (BudgetStore.primeWindows). */
+export interface PrimedWindow {
+  key: string;
+  buckets: { member: number; expiry: number; amountNano: number }[];
 }
 
 /** A reservation to put back after Redis lost it (BudgetStore.restore). */
@@ -163,11 +202,13 @@ interface Call {
   args: (string | number)[];
 }
 
-const SCRIPTS: Record<ScriptName, { command: string; numberOfKeys: number }> = {
-  admit: { command: 'billingAdmit', numberOfKeys: 12 },
+/** Scripts without a fixed number of keys (a proxy key's budget windows add theirs) get it as their first argument. */
+const SCRIPTS: Record<ScriptName, { command: string; numberOfKeys?: number }> = {
+  admit: { command: 'billingAdmit' },
   'rate-limit': { command: 'billingRateLimit', numberOfKeys: 4 },
-  settle: { command: 'billingSettle', numberOfKeys: 11 },
+  settle: { command: 'billingSettle' },
   prime: { command: 'billingPrime', numberOfKeys: 2 },
+  'prime-window': { command: 'billingPrimeWindow', numberOfKeys: 3 },
   restore: { command: 'billingRestore', numberOfKeys: 7 },
 };
 
@@ -202,7 +243,8 @@ export class BudgetStore {
    */
   async admit(request: ReserveRequest, gate: AdmitGate): Promise<AdmitResult> {
     const { accountId, requestId, costNano, ttlMs, proxy } = request;
-    const [state, available, requests, tokens] = await this.run<[string, number, number, number]>('admit', {
+    const windows = proxy?.windows ?? [];
+    const [state, available, requests, tokens, window, left, oldest] = await this.run<[string, number, number, number, number?, number?, number?]>('admit', {
       keys: [
         keys.balance(accountId),
         ...keys.reservations(accountId),
@@ -213,6 +255,7 @@ export class BudgetStore {
         keys.window(gate.accountId, gate.bucket, 'r', gate.minute),
         keys.window(gate.accountId, gate.bucket, 't', gate.minute),
         accountGenerationKey(accountId),
+        ...windows.flatMap((entry) => keys.budgetWindow(accountId, proxy!.keyId, entry.key).slice(0, 2)),
       ],
       args: [
         requestId,
@@ -224,12 +267,17 @@ export class BudgetStore {
         gate.requestsPerMinute,
         gate.tokensPerMinute,
         gate.tokens,
+        proxy?.at ?? this.now(),
+        ...windows.map((entry) => entry.amountNano),
       ],
     });
-    const windows = { requests: Number(requests), tokens: Number(tokens) };
-    if (state === 'ok') return { ok: true, ...windows };
-    if (state === 'credits' || state === 'allocation') return { ok: false, reason: state, available: Number(available), ...windows };
-    return { ok: false, reason: state as 'cold-balance' | 'cold-allocation' | 'cold-store' | 'stale' | 'requests' | 'tokens', ...windows };
+    const counted = { requests: Number(requests), tokens: Number(tokens) };
+    if (state === 'ok') {
+      return proxy ? { ok: true, tightest: { window: Number(window), left: Number(left), oldest: Number(oldest) }, ...counted } : { ok: true, ...counted };
+    }
+    if (state === 'credits' || state === 'allocation') return { ok: false, reason: state, available: Number(available), ...counted };
+    if (state === 'window') return { ok: false, reason: 'window', available: Number(available), window: Number(window), oldest: Number(oldest), ...counted };
+    return { ok: false, reason: state as 'cold-balance' | 'cold-allocation' | 'cold-store' | 'stale' | 'requests' | 'tokens', ...counted };
   }
 
   /** The gate alone (revocation epoch and rate limit), for a request that reserves nothing. */
@@ -313,13 +361,30 @@ export class BudgetStore {
   }
 
   /**
-   * Drops the cached balance (and a proxy key's spend in `windowId`), with what settled while they
-   * were absent, after the ledger took back a charge: the next request loads them from the ledger.
+   * Loads a proxy key's budget windows from the ledger, each unless Redis has it, for `ttlMs`: the
+   * figures are read from the ledger again after that (what settled meanwhile is kept, see settle.lua).
    */
-  async forget(accountId: string, proxy?: { keyId: string; windowId: string }): Promise<void> {
+  async primeWindows(accountId: string, keyId: string, windows: PrimedWindow[], ttlMs: number): Promise<void> {
+    await Promise.all(
+      windows.map((window) =>
+        this.run('prime-window', {
+          keys: keys.budgetWindow(accountId, keyId, window.key),
+          args: [ttlMs, ...window.buckets.flatMap((bucket) => [bucket.member, bucket.expiry, bucket.amountNano])],
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Drops the cached balance (and a proxy key's spend in `windowId` and its budget windows), with
+   * what settled while they were absent, after the ledger took back a charge: the next request
+   * loads them from the ledger.
+   */
+  async forget(accountId: string, proxy?: { keyId: string; windowId: string; windows?: string[] }): Promise<void> {
     const figures = [keys.balance(accountId), ...(proxy ? [keys.keySpend(accountId, proxy.keyId, proxy.windowId)] : [])];
+    const windowKeys = (proxy?.windows ?? []).flatMap((window) => keys.budgetWindow(accountId, proxy!.keyId, window));
     // One slot (the account's tag): one command, on a cluster too.
-    await this.redis.del(...figures.flatMap((figure) => [figure, keys.late(figure)]));
+    await this.redis.del(...figures.flatMap((figure) => [figure, keys.late(figure)]), ...windowKeys);
   }
 
   /** Drops a reservation whose request will produce no usage event (it never reached the router). */
@@ -345,7 +410,7 @@ export class BudgetStore {
   }
 
   private run<T>(script: ScriptName, call: Call): Promise<T> {
-    return (this.redis as unknown as Commands)[SCRIPTS[script].command](...call.keys, ...call.args) as Promise<T>;
+    return (this.redis as unknown as Commands)[SCRIPTS[script].command](...argumentsOf(script, call)) as Promise<T>;
   }
 
   private async runMany(script: ScriptName, calls: Call[]): Promise<(Error | null)[]> {
@@ -356,10 +421,15 @@ export class BudgetStore {
       return settled.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error) : null));
     }
     const pipeline = this.redis.pipeline() as unknown as Commands & { exec(): Promise<[Error | null, unknown][] | null> };
-    for (const call of calls) void pipeline[SCRIPTS[script].command](...call.keys, ...call.args);
+    for (const call of calls) void pipeline[SCRIPTS[script].command](...argumentsOf(script, call));
     const replies = (await pipeline.exec()) ?? [];
     return calls.map((_, index) => (replies[index] ? replies[index][0] : new Error('no reply from Redis')));
   }
+}
+
+/** A script's arguments: the number of keys first when the script has no fixed number. */
+function argumentsOf(script: ScriptName, call: Call): (string | number)[] {
+  return SCRIPTS[script].numberOfKeys === undefined ? [call.keys.length, ...call.keys, ...call.args] : [...call.keys, ...call.args];
 }
 
 /** settle.lua's KEYS and ARGV for one settlement (`settle` and `settleMany`). */
@@ -375,7 +445,15 @@ function settleCall({ accountId, requestId, costNano, proxy }: Settlement): Call
       keys.late(balance),
       keys.late(spend),
       keys.settled(accountId),
+      ...(proxy?.windows ?? []).flatMap((window) => keys.budgetWindow(accountId, proxy!.keyId, window.key)),
     ],
-    args: [requestId, costNano, proxy ? '1' : '0', LATE_SETTLEMENT_MS, SETTLED_MEMORY_MS],
+    args: [
+      requestId,
+      costNano,
+      proxy ? '1' : '0',
+      LATE_SETTLEMENT_MS,
+      SETTLED_MEMORY_MS,
+      ...(proxy?.windows ?? []).flatMap((window) => [window.member, window.expiry]),
+    ],
   };
 }

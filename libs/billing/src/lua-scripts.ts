@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The scripts, as `.lua` files beside this module (the build copies them into dist/ with it). */
-export type ScriptName = 'admit' | 'rate-limit' | 'settle' | 'prime' | 'restore';
+export type ScriptName = 'admit' | 'rate-limit' | 'settle' | 'prime' | 'prime-window' | 'restore';
 
 const LUA_DIR = join(__dirname, 'lua');
 const INCLUDE = /^--#include ([\w-]+)\s*$/gm;

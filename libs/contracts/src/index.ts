@@ -7,6 +7,7 @@ export * from './auth/auth.messages';
 export * from './proxy-keys/proxy-key.dto';
 export * from './proxy-keys/proxy-key.record';
 export * from './proxy-keys/proxy-key.commands';
+export * from './proxy-keys/budget-window';
 export * from './plans';
 export * from './streams';
 export * from './inference/text-generation.messages';

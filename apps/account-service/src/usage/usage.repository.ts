@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Account, Prisma, PrismaService } from '@gateway/db';
+import { Account, Prisma, PrismaService, SpendBucket, WindowSpan, windowSpend } from '@gateway/db';
 
 export interface LogRow {
   request_id: string;
@@ -39,7 +39,11 @@ export class UsageRepository {
     return this.prisma.account.findUnique({ where: { id: accountId } });
   }
 
-  async budget(accountId: string, keyId?: string): Promise<{ credits: Prisma.Decimal; key?: { used: Prisma.Decimal; windowStartedAt: Date | null } } | null> {
+  async budget(
+    accountId: string,
+    keyId?: string,
+    windows: WindowSpan[] = [],
+  ): Promise<{ credits: Prisma.Decimal; key?: { used: Prisma.Decimal; windowStartedAt: Date | null; windows: SpendBucket[][] } } | null> {
     const account = await this.prisma.account.findUnique({ where: { id: accountId }, select: { credits: true } });
     if (!account) return null;
     if (!keyId) return { credits: account.credits };
@@ -47,7 +51,11 @@ export class UsageRepository {
       where: { id: keyId, accountId },
       select: { usedAmount: true, windowStartedAt: true },
     });
-    return { credits: account.credits, key: key ? { used: key.usedAmount, windowStartedAt: key.windowStartedAt } : undefined };
+    if (!key) return { credits: account.credits };
+    return {
+      credits: account.credits,
+      key: { used: key.usedAmount, windowStartedAt: key.windowStartedAt, windows: await windowSpend(this.prisma, keyId, windows) },
+    };
   }
 
   async totals(accountId: string): Promise<{ inputTokens: bigint; outputTokens: bigint; byRoute: Map<string, number> }> {

@@ -85,11 +85,17 @@ export class UsageService {
   }
 
   async budget(request: AccountBudgetRequest): Promise<AccountBudget> {
-    const budget = await this.usage.budget(request.accountId, request.keyId);
+    const budget = await this.usage.budget(request.accountId, request.keyId, request.windows);
     if (!budget) throw new DomainError(ErrorCode.NotFound, 'Account not found');
+    if (!budget.key) return { credits: budget.credits.toString() };
+    const { used, windowStartedAt, windows } = budget.key;
     return {
       credits: budget.credits.toString(),
-      ...(budget.key ? { key: { used: budget.key.used.toString(), windowStartedAt: budget.key.windowStartedAt?.getTime() ?? null } } : {}),
+      key: {
+        used: used.toString(),
+        windowStartedAt: windowStartedAt?.getTime() ?? null,
+        ...(request.windows ? { windows: windows.map((buckets) => buckets.map(({ at, credits }) => ({ at, credits: credits.toFixed() }))) } : {}),
+      },
     };
   }
 

@@ -140,7 +140,9 @@ export class AdmissionGuard implements CanActivate {
     if (!result.ok && result.reason === 'stale') return 'stale';
     const exceeded = !result.ok && (result.reason === 'requests' || result.reason === 'tokens') ? result.reason : undefined;
     this.answer(reply, rateDecision(limit, result.requests, result.tokens, resetSeconds, exceeded), principal.plan);
-    if (!result.ok) throw this.budget.refusal(principal, result.costNano, result as ReserveResult);
+    if (!result.ok) throw this.budget.refusal(principal, result.costNano, result as ReserveResult, result.at);
+    if (result.tightest) void reply.headers(this.budget.headers(principal, result.tightest, result.at));
+    request.admittedAt = result.at;
     this.budget.hold(request, reply.raw);
   }
 

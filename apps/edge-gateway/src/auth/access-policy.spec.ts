@@ -10,6 +10,7 @@ const rules = (overrides: Partial<ProxyKeyRules> = {}): ProxyKeyRules => ({
   ipWhitelist: [],
   allocatedAmount: '5',
   spendWindow: null,
+  budgets: [],
   enabledThinking: false,
   ...overrides,
 });

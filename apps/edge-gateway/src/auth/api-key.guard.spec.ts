@@ -36,7 +36,7 @@ const proxyKey = (isActive: boolean): Principal => ({
   accountId: 'acc_1',
   plan: 'pro',
   maskedKey: 'ek-proxy-…abcd',
-  proxy: { isActive, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '10', spendWindow: null, enabledThinking: false },
+  proxy: { isActive, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '10', spendWindow: null, budgets: [], enabledThinking: false },
 });
 
 /** A route with no policy decorators: authenticated, every key type, access checks on. */

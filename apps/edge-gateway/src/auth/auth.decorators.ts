@@ -40,6 +40,8 @@ export interface AuthenticatedRequest extends FastifyRequest {
   ipAllowlist: IpAllowlist;
   /** The revocation epoch the principal was cached under, for the rate-limit script to compare; '' when fresh from key-service. */
   authEpoch: string;
+  /** When the admission guard admitted the request against its budgets (ms, BudgetClock); metered requests only. */
+  admittedAt?: number;
 }
 
 export const CurrentPrincipal = createParamDecorator(

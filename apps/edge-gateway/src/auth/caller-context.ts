@@ -15,5 +15,6 @@ export function callerContext(request: AuthenticatedRequest): CallerContext {
     ip: normalizeIp(request.ip),
     requestId: String(request.id),
     ...(clientId ? { clientRequestId: clientId } : {}),
+    ...(request.admittedAt === undefined ? {} : { admittedAt: request.admittedAt }),
   };
 }

@@ -104,7 +104,16 @@ describe('BudgetService while Redis has lost its state', () => {
     accountId: 'acct_c',
     plan: 'pro',
     maskedKey: 'ek-proxy-...abcd',
-    proxy: { isActive: true, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '1', spendWindow: null, enabledThinking: false },
+    proxy: {
+      isActive: true,
+      expiresAt: null,
+      modelWhitelist: [],
+      ipWhitelist: [],
+      allocatedAmount: '1',
+      spendWindow: null,
+      budgets: [],
+      enabledThinking: false,
+    },
   };
   const gate: AdmitGate = { accountId: 'acct', expectedEpoch: '', minute: 1, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };
 

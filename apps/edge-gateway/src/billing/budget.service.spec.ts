@@ -36,6 +36,10 @@ class AllocationStore implements BudgetStorePort {
   async primeKeySpend(_accountId: string, keyId: string, windowId: string, usedNano: number): Promise<void> {
     if (!this.spend.has(`${keyId}:${windowId}`)) this.spend.set(`${keyId}:${windowId}`, usedNano);
   }
+
+  async primeWindows(): Promise<void> {
+    // this key has no budget windows
+  }
 }
 
 const weeklyKey: Principal = {
@@ -44,7 +48,16 @@ const weeklyKey: Principal = {
   accountId: 'acct_w',
   plan: 'pro',
   maskedKey: 'ek-proxy-...wxyz',
-  proxy: { isActive: true, expiresAt: null, modelWhitelist: [], ipWhitelist: [], allocatedAmount: '1', spendWindow: 'weekly', enabledThinking: false },
+  proxy: {
+    isActive: true,
+    expiresAt: null,
+    modelWhitelist: [],
+    ipWhitelist: [],
+    allocatedAmount: '1',
+    spendWindow: 'weekly',
+    budgets: [],
+    enabledThinking: false,
+  },
 };
 
 const gate: AdmitGate = { accountId: 'acct', expectedEpoch: '', minute: 1, requestsPerMinute: 10, tokensPerMinute: 10, tokens: 0 };

@@ -11,8 +11,14 @@ import {
   ReserveResult,
   spendWindowId,
   toNano,
+  windowBucket,
+  windowKey,
+  windowResetsAt,
+  windowSpan,
+  nextWindowStart,
+  type TightestBudget,
 } from '@gateway/billing';
-import { AccountBudgetRequest, Principal, Rpc } from '@gateway/contracts';
+import { AccountBudgetRequest, BudgetWindowSpec, parsePeriod, Principal, Rpc } from '@gateway/contracts';
 import { ServiceClient } from '../nats/service-client';
 import { BudgetRecovery } from './budget-recovery';
 import { DomainError, ErrorCode } from '@gateway/errors';
@@ -22,7 +28,19 @@ import { EdgeEnv } from '../config/edge.env';
 export const BUDGET_CLOCK = Symbol('BUDGET_CLOCK');
 
 /** What the budget needs of the Redis store (BudgetStore). */
-export type BudgetStorePort = Pick<BudgetStore, 'admit' | 'release' | 'primeBalance' | 'primeKeySpend'>;
+export type BudgetStorePort = Pick<BudgetStore, 'admit' | 'release' | 'primeBalance' | 'primeKeySpend' | 'primeWindows'>;
+
+/** How long a proxy key's budget windows stay loaded before they are read from the ledger again. */
+const WINDOW_TTL_MS = 300_000;
+
+/** One of a proxy key's budgets as its headers and refusals name it. */
+interface NamedBudget {
+  period: string;
+  timezone: string;
+  amount: string;
+  /** Unix ms; null: nothing to wait for (a lifetime allocation, an empty rolling window). */
+  resetsAt: number | null;
+}
 
 /** The window id a proxy key's spend is counted under: the window's start, or `life`. */
 export function windowId(principal: Principal, now: Date): string {
@@ -91,7 +109,7 @@ export class BudgetService {
    * are for the caller to answer (`refusal`), in the gate's order: Redis lost its state
    * ('cold-store': BudgetRecovery rebuilds it; nothing is primed meanwhile), stale, rate limit, budget.
    */
-  async admit(principal: Principal, requestId: string, worstCaseCredits: number, gate: AdmitGate): Promise<AdmitResult & { costNano: number }> {
+  async admit(principal: Principal, requestId: string, worstCaseCredits: number, gate: AdmitGate): Promise<AdmitResult & { costNano: number; at: number }> {
     const now = this.now();
     const request = this.reservation(principal, requestId, worstCaseCredits, now);
     let result = await this.store.admit(request, gate);
@@ -104,17 +122,58 @@ export class BudgetService {
         accountId: request.accountId,
         requestId,
         costNano: request.costNano,
-        expiresAt: now.getTime() + this.env.RESERVATION_TTL_MS,
+        // Reservations live on the system clock (the budget clock moves budget windows only).
+        expiresAt: Date.now() + this.env.RESERVATION_TTL_MS,
         keyId: request.proxy?.keyId,
       });
     } else if (result.reason === 'cold-store') {
       this.recovery?.lost();
     }
-    return { ...result, costNano: request.costNano };
+    return { ...result, costNano: request.costNano, at: now.getTime() };
+  }
+
+  /**
+   * A proxy key's budget headers: the budget with least left when the request was admitted (the
+   * allocation or one of its budget windows), what it had left and when it next frees room.
+   */
+  headers(principal: Principal, tightest: TightestBudget, at: number): Record<string, string> {
+    const budget = this.budgetOf(principal, tightest.window, at, tightest.oldest);
+    if (!budget) return {};
+    return {
+      'x-budget-period': budget.period,
+      'x-budget-timezone': budget.timezone,
+      'x-budget-limit': budget.amount,
+      'x-budget-remaining': formatNano(tightest.left),
+      ...(budget.resetsAt === null ? {} : { 'x-budget-reset': String(Math.ceil(budget.resetsAt / 1000)) }),
+    };
+  }
+
+  /** The allocation (window 0) or budget window `window` of a proxy key, with when it next frees room. */
+  private budgetOf(principal: Principal, window: number, at: number, oldest: number): NamedBudget | null {
+    const proxy = principal.proxy;
+    if (!proxy) return null;
+    if (window === 0) {
+      const reset = nextWindowStart(proxy.spendWindow, new Date(at));
+      return { period: proxy.spendWindow ?? 'lifetime', timezone: 'UTC', amount: proxy.allocatedAmount, resetsAt: reset ? reset.getTime() : null };
+    }
+    const spec = proxy.budgets[window - 1];
+    if (!spec) return null;
+    // The script answers when the oldest bucket stops counting; a calendar window resets at its boundary.
+    const resetsAt = parsePeriod(spec.period)?.kind === 'rolling' ? (oldest > 0 ? oldest : null) : windowResetsAt(spec, at);
+    return { ...spec, resetsAt };
   }
 
   /** The 402 (or 503) for a reservation the script refused. */
-  refusal(principal: Principal, costNano: number, result: ReserveResult): DomainError {
+  refusal(principal: Principal, costNano: number, result: ReserveResult, at = this.now().getTime()): DomainError {
+    if (!result.ok && result.reason === 'window') {
+      const budget = this.budgetOf(principal, result.window, at, result.oldest);
+      const when = budget?.resetsAt ? new Date(budget.resetsAt).toISOString() : 'once earlier requests settle';
+      return new DomainError(
+        ErrorCode.AllocationExhausted,
+        `Proxy key budget exhausted: this request may cost up to ${formatNano(costNano)} credits and the key has ${formatNano(result.available)} left ` +
+          `of its ${budget?.period ?? 'budget'} budget of ${budget?.amount ?? '?'} credits (${budget?.timezone ?? 'UTC'}); it frees room at ${when}`,
+      );
+    }
     if (!result.ok && result.reason === 'credits') {
       return new DomainError(
         ErrorCode.InsufficientCredits,
@@ -169,18 +228,39 @@ export class BudgetService {
   private reservation(principal: Principal, requestId: string, worstCaseCredits: number, now: Date): ReserveRequest {
     const costNano = reservationNano(worstCaseCredits);
     const proxy = principal.proxy
-      ? { keyId: principal.keyId, windowId: windowId(principal, now), allocationNano: toNano(principal.proxy.allocatedAmount) }
+      ? {
+          keyId: principal.keyId,
+          windowId: windowId(principal, now),
+          allocationNano: toNano(principal.proxy.allocatedAmount),
+          windows: principal.proxy.budgets.map((window) => ({ key: windowKey(window), amountNano: toNano(window.amount) })),
+          at: now.getTime(),
+        }
       : undefined;
     return { accountId: principal.accountId, requestId, costNano, ttlMs: this.env.RESERVATION_TTL_MS, proxy };
   }
 
   private async prime(principal: Principal, now: Date): Promise<void> {
-    const request: AccountBudgetRequest = { accountId: principal.accountId, keyId: principal.proxy ? principal.keyId : undefined };
+    const windows: BudgetWindowSpec[] = principal.proxy?.budgets ?? [];
+    const request: AccountBudgetRequest = {
+      accountId: principal.accountId,
+      keyId: principal.proxy ? principal.keyId : undefined,
+      ...(windows.length > 0 ? { windows: windows.map((window) => windowSpan(window, now.getTime())) } : {}),
+    };
     const budget = await this.services.request(Rpc.accountBudget, request);
     await this.store.primeBalance(principal.accountId, toNano(budget.credits));
     if (principal.proxy && budget.key) {
       const used = countsInCurrentWindow(principal.proxy.spendWindow, budget.key.windowStartedAt, now) ? toNano(budget.key.used) : 0;
       await this.store.primeKeySpend(principal.accountId, principal.keyId, windowId(principal, now), used, BALANCE_TTL_S);
+      const spent = budget.key.windows ?? [];
+      await this.store.primeWindows(
+        principal.accountId,
+        principal.keyId,
+        windows.map((window, index) => ({
+          key: windowKey(window),
+          buckets: (spent[index] ?? []).map((bucket) => ({ ...windowBucket(window, bucket.at), amountNano: toNano(bucket.credits) })),
+        })),
+        WINDOW_TTL_MS,
+      );
     }
   }
 }

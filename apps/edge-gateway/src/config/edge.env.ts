@@ -1,6 +1,6 @@
 import { BaseEnv, IpOrCidrList, WithRedisTopology } from '@gateway/platform';
 import { WithObjectStoreEnv } from '@gateway/storage';
-import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, Validate } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, Validate } from 'class-validator';
 
 export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @IsInt()
@@ -68,6 +68,13 @@ export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
     message: 'PLAN_RATE_LIMITS must look like free=20:40000,pro=1000:5000000 (requests:tokens per minute)',
   })
   PLAN_RATE_LIMITS?: string;
+
+  /**
+   * Tests only: lets `PUT /v1/_test/clock` move the clock budget windows are read at (see
+   * BudgetClock). Refused at startup with NODE_ENV=production.
+   */
+  @IsIn(['true', 'false'], { message: 'EDGE_TEST_CLOCK must be true or false' })
+  EDGE_TEST_CLOCK: 'true' | 'false' = 'false';
 
   /** How long a budget reservation holds when its request's usage event never arrives. */
   @IsInt()

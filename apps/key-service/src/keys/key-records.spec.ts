@@ -46,6 +46,7 @@ describe('the key view and its budgets', () => {
     modelWhitelist: [],
     ipWhitelist: [],
     enabledThinking: false,
+    budgets: [],
     createdAt: new Date('2030-01-01T00:00:00Z'),
     lastUsedAt: null,
     account: { plan: 'pro' },
@@ -86,7 +87,7 @@ describe('the key view and its budgets', () => {
       ipWhitelist: ['10.0.0.0/8'],
       account: { plan: 'basic' },
     });
-    expect(toKeyView(key, now)).toEqual({
+    expect(toKeyView(key, keyBudgets(key, now))).toEqual({
       type: 'proxy',
       name: 'ci runner',
       masked_key: 'ek-proxy-...a1b2',
@@ -108,7 +109,7 @@ describe('the key view and its budgets', () => {
       ipWhitelist: ['10.0.0.1'],
       spendWindow: 'daily' as const,
     };
-    expect(toKeyView(row({ ...unused, type: 'master', name: null, maskedKey: 'ek-...wxyz' }), now)).toEqual({
+    expect(toKeyView(row({ ...unused, type: 'master', name: null, maskedKey: 'ek-...wxyz' }), keyBudgets(row({ ...unused, type: 'master' }), now))).toEqual({
       type: 'master',
       name: null,
       masked_key: 'ek-...wxyz',
@@ -119,7 +120,9 @@ describe('the key view and its budgets', () => {
       ip_whitelist: [],
       budgets: [],
     });
-    expect(toKeyView(row({ ...unused, type: 'dev', name: 'laptop', maskedKey: 'ek-dev-...wxyz' }), now)).toMatchObject({
+    expect(
+      toKeyView(row({ ...unused, type: 'dev', name: 'laptop', maskedKey: 'ek-dev-...wxyz' }), keyBudgets(row({ ...unused, type: 'dev' }), now)),
+    ).toMatchObject({
       type: 'devpass',
       name: 'laptop',
       is_active: true,

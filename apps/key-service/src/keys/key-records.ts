@@ -1,6 +1,6 @@
 import { ApiKey, Prisma } from '@gateway/db';
 import { countsInCurrentWindow, nextWindowStart } from '@gateway/billing';
-import { KeyBudget, KeyTypeNames, KeyView, Principal, ProxyKeyRecord } from '@gateway/contracts';
+import { BudgetWindowSpec, KeyBudget, KeyTypeNames, KeyView, Principal, ProxyKeyRecord } from '@gateway/contracts';
 import type { Account } from '@gateway/db';
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
@@ -21,10 +21,16 @@ export function toPrincipal(key: ApiKey & { account: Account }): Principal {
             ipWhitelist: key.ipWhitelist,
             allocatedAmount: key.allocatedAmount.toString(),
             spendWindow: key.spendWindow,
+            budgets: budgetWindows(key),
             enabledThinking: key.enabledThinking,
           }
         : null,
   };
+}
+
+/** A proxy key's budget windows beyond its allocation, as stored (written by ProxyKeysService only). */
+export function budgetWindows(key: Pick<ApiKey, 'budgets'>): BudgetWindowSpec[] {
+  return Array.isArray(key.budgets) ? (key.budgets as unknown as BudgetWindowSpec[]) : [];
 }
 
 /**
@@ -35,8 +41,11 @@ export function usedInCurrentWindow(key: Pick<ApiKey, 'usedAmount' | 'spendWindo
   return countsInCurrentWindow(key.spendWindow, key.windowStartedAt, now) ? key.usedAmount : new Prisma.Decimal(0);
 }
 
-/** The spec's proxy-key record; `user_id` and `enabled_thinking` only where the caller asks for them. */
-export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean, now = new Date()): ProxyKeyRecord {
+/**
+ * The spec's proxy-key record; `user_id` and `enabled_thinking` only where the caller asks for them.
+ * `budgets`: every window and where it stands (`KeyBudgets.of`).
+ */
+export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean, budgets: KeyBudget[], now = new Date()): ProxyKeyRecord {
   const record: ProxyKeyRecord = {
     name: key.name ?? '',
     key: value,
@@ -49,6 +58,7 @@ export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean,
     ip_whitelist: key.ipWhitelist,
     created_at: unixSeconds(key.createdAt),
     last_used: key.lastUsedAt ? unixSeconds(key.lastUsedAt) : null,
+    budgets,
   };
   if (withOwner) {
     record.user_id = key.accountId;
@@ -58,9 +68,9 @@ export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean,
 }
 
 /**
- * The limits a key spends against and where each stands, one entry per window. A proxy key has
- * one, its allocation over its spend window (`lifetime` without one); master and DevPass keys none
- * yet. Sums stay decimal until they become JSON numbers, as `used_ammount` does.
+ * The allocation as a budget, where it stands: its spend window (`lifetime` without one), in UTC.
+ * Master and DevPass keys have none. Sums stay decimal until they become JSON numbers, as
+ * `used_ammount` does. A proxy key's other windows are read from the ledger (`KeyBudgets`).
  */
 export function keyBudgets(key: Pick<ApiKey, 'type' | 'allocatedAmount' | 'usedAmount' | 'spendWindow' | 'windowStartedAt'>, now: Date): KeyBudget[] {
   if (key.type !== 'proxy') return [];
@@ -82,7 +92,7 @@ export function keyBudgets(key: Pick<ApiKey, 'type' | 'allocatedAmount' | 'usedA
  * The calling key as its holder sees it (`GET /v1/key`). Master and DevPass keys are shown as the
  * edge treats them: it checks no state, expiry or whitelist on them, whatever their row holds.
  */
-export function toKeyView(key: ApiKey & { account: Pick<Account, 'plan'> }, now = new Date()): KeyView {
+export function toKeyView(key: ApiKey & { account: Pick<Account, 'plan'> }, budgets: KeyBudget[]): KeyView {
   const proxy = key.type === 'proxy';
   return {
     type: KeyTypeNames[key.type],
@@ -93,6 +103,6 @@ export function toKeyView(key: ApiKey & { account: Pick<Account, 'plan'> }, now 
     expires_at: proxy && key.expiresAt ? unixSeconds(key.expiresAt) : -1,
     model_whitelist: proxy ? key.modelWhitelist : [],
     ip_whitelist: proxy ? key.ipWhitelist : [],
-    budgets: keyBudgets(key, now),
+    budgets,
   };
 }

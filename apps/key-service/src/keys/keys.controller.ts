@@ -20,7 +20,7 @@ export class KeysController {
 
   @Handles(Rpc.keyView)
   view(@Payload() request: KeyViewRequest): Promise<KeyView> {
-    return this.keys.view(request.accountId, request.keyId);
+    return this.keys.view(request.accountId, request.keyId, request.now);
   }
 
   @Handles(Rpc.keysTouched)

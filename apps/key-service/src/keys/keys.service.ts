@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { KeyCryptoService } from '../crypto/key-crypto.service';
 import { KeyEventsPublisher } from '../events/key-events.publisher';
 import { toKeyView, toPrincipal } from './key-records';
+import { KeyBudgets } from './key-budgets';
 import { KeysRepository } from './keys.repository';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
@@ -15,6 +16,7 @@ export class KeysService {
     private readonly keys: KeysRepository,
     private readonly crypto: KeyCryptoService,
     private readonly events: KeyEventsPublisher,
+    private readonly budgets: KeyBudgets,
   ) {}
 
   async authenticate(keyHash: string): Promise<Principal | null> {
@@ -26,10 +28,10 @@ export class KeysService {
    * The calling key, read afresh (the edge's cached principal may predate a toggle or an update).
    * A key deleted since the edge authenticated it is refused as any unknown key is.
    */
-  async view(accountId: string, keyId: string): Promise<KeyView> {
+  async view(accountId: string, keyId: string, now?: number): Promise<KeyView> {
     const key = await this.keys.findOwned(accountId, keyId);
     if (!key) throw new DomainError(ErrorCode.Unauthenticated, INVALID_KEY_MESSAGE);
-    return toKeyView(key);
+    return toKeyView(key, await this.budgets.of(key, now));
   }
 
   touch(keyIds: string[], at: number): Promise<void> {

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
+  BudgetWindowSpec,
   CreateProxyKeyCommand,
+  SpendWindow,
+  toBudgetWindowSpecs,
   maskKey,
   MessageResponse,
   ProxyKeyCommand,
@@ -14,13 +17,29 @@ import { AccountsRepository } from '../accounts/accounts.repository';
 import { PlanPolicy } from '../accounts/plan-policy';
 import { KeyCryptoService } from '../crypto/key-crypto.service';
 import { KeyEventsPublisher } from '../events/key-events.publisher';
-import { toProxyKeyRecord } from '../keys/key-records';
+import { budgetWindows, toProxyKeyRecord } from '../keys/key-records';
+import { KeyBudgets } from '../keys/key-budgets';
 import { newKeyId } from '../keys/keys.service';
 import { ProxyKeysRepository } from './proxy-keys.repository';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
 const notFound = () => new DomainError(ErrorCode.NotFound, ProxyKeyMessages.notFound, 'proxy_key');
 const expiryDate = (expiresAt: number | undefined): Date | null => (expiresAt === undefined || expiresAt === -1 ? null : new Date(expiresAt * 1000));
+
+/**
+ * The allocation is one of the key's budgets (its `spend_window` in UTC, or `lifetime`): a budget
+ * window of the same period in UTC would be the same window twice.
+ */
+function assertDistinctFromAllocation(spendWindow: SpendWindow | null, windows: BudgetWindowSpec[]): void {
+  const index = windows.findIndex((window) => window.period === spendWindow && window.timezone === 'UTC');
+  if (index >= 0) {
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      `budgets[${index}].period: '${spendWindow}' in UTC is the key's allocation already (allocated_ammount per spend_window); change that instead, or give this window another period or timezone`,
+      'budgets',
+    );
+  }
+}
 
 @Injectable()
 export class ProxyKeysService {
@@ -30,11 +49,14 @@ export class ProxyKeysService {
     private readonly plans: PlanPolicy,
     private readonly crypto: KeyCryptoService,
     private readonly events: KeyEventsPublisher,
+    private readonly budgets: KeyBudgets,
   ) {}
 
   async create(command: CreateProxyKeyCommand): Promise<ProxyKeyRecord> {
     const account = await this.requireAccount(command.accountId);
     this.assertWithinDailyLimit(account, command.allocated_ammount);
+    const windows = toBudgetWindowSpecs(command.budgets ?? []);
+    assertDistinctFromAllocation(command.spend_window ?? null, windows);
     const value = this.crypto.generate('proxy');
     const cap = this.plans.proxyKeyCap(account.plan);
     const result = await this.proxyKeys.insertWithinCap(account.id, cap, {
@@ -51,21 +73,22 @@ export class ProxyKeysService {
       modelWhitelist: command.model_whitelist ?? [],
       ipWhitelist: command.ip_whitelist ?? [],
       enabledThinking: command.enabled_thinking ?? false,
+      budgets: windows as unknown as Prisma.InputJsonValue,
     });
     if ('capReached' in result) {
       throw new DomainError(ErrorCode.PlanLimitReached, `Proxy key limit reached: the ${account.plan} plan allows ${cap} proxy keys`);
     }
-    return toProxyKeyRecord(result.created, value, false);
+    return toProxyKeyRecord(result.created, value, false, await this.budgets.of(result.created));
   }
 
   async list(accountId: string): Promise<ProxyKeyRecord[]> {
     const keys = await this.proxyKeys.list(accountId);
-    return keys.map((key) => toProxyKeyRecord(key, this.reveal(key), false));
+    return Promise.all(keys.map(async (key) => toProxyKeyRecord(key, this.reveal(key), false, await this.budgets.of(key))));
   }
 
   async lookup(command: ProxyKeyCommand): Promise<ProxyKeyRecord> {
     const key = await this.requireOwned(command);
-    return toProxyKeyRecord(key, command.proxy_key, true);
+    return toProxyKeyRecord(key, command.proxy_key, true, await this.budgets.of(key));
   }
 
   async update(command: UpdateProxyKeyCommand): Promise<MessageResponse> {
@@ -73,7 +96,10 @@ export class ProxyKeysService {
     if (command.allocated_ammount !== undefined) {
       this.assertWithinDailyLimit(await this.requireAccount(command.accountId), command.allocated_ammount);
     }
+    const windows = command.budgets === undefined ? budgetWindows(key) : toBudgetWindowSpecs(command.budgets);
+    assertDistinctFromAllocation(command.spend_window === undefined ? key.spendWindow : command.spend_window, windows);
     const data: Prisma.ApiKeyUpdateInput = {};
+    if (command.budgets !== undefined) data.budgets = windows as unknown as Prisma.InputJsonValue;
     if (command.name !== undefined) data.name = command.name;
     if (command.expires_at !== undefined) data.expiresAt = expiryDate(command.expires_at);
     if (command.allocated_ammount !== undefined) data.allocatedAmount = new Prisma.Decimal(command.allocated_ammount);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@gateway/db';
-import { spendWindowId, windowStartSql } from '@gateway/billing';
-import { SpendWindow, UsageRecordedEvent } from '@gateway/contracts';
+import { spendWindowId, windowBucket, windowKey, windowStartSql } from '@gateway/billing';
+import { BudgetWindowSpec, SpendWindow, UsageRecordedEvent } from '@gateway/contracts';
 
 export interface LedgerWrite {
   state: 'recorded' | 'duplicate';
@@ -9,6 +9,14 @@ export interface LedgerWrite {
   credits: Prisma.Decimal;
   /** For a proxy key: the spend window the charge was counted in (its start in ms, or `life`). */
   windowId?: string;
+  /** For a proxy key with budget windows: the bucket of each the charge counts in (budget-windows.ts). */
+  windows?: { key: string; member: number; expiry: number }[];
+}
+
+/** The buckets a charge made at `at` (ms) counts in, in each of a key's budget windows. */
+function chargedWindows(budgets: BudgetWindowSpec[] | null, at: number): LedgerWrite['windows'] {
+  if (!budgets || budgets.length === 0) return undefined;
+  return budgets.map((window) => ({ key: windowKey(window), ...windowBucket(window, at) }));
 }
 
 export interface AccountBalance {
@@ -65,7 +73,7 @@ spends AS (
   SELECT key_id, credits, created_at FROM ins WHERE key_type = 'proxy' AND credits <> 0
 ),
 locked_keys AS (
-  SELECT k.id, k.spend_window FROM api_keys k
+  SELECT k.id, k.spend_window, k.budgets FROM api_keys k
   WHERE k.id IN (SELECT key_id FROM spends) AND (SELECT count(*) FROM debited) >= 0
   ORDER BY k.id FOR UPDATE
 ),
@@ -107,7 +115,7 @@ daily AS (
     output_tokens = daily_usage.output_tokens + EXCLUDED.output_tokens
   RETURNING 1
 )
-SELECT i.request_id, k.spend_window::text AS spend_window, (k.id IS NOT NULL) AS has_key
+SELECT i.request_id, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key
 FROM ins i LEFT JOIN locked_keys k ON k.id = i.key_id
 WHERE (SELECT count(*) FROM daily) >= 0`;
 
@@ -141,7 +149,7 @@ refunded AS (
   RETURNING a.id
 ),
 locked_keys AS (
-  SELECT k.id, k.spend_window, k.window_started_at FROM api_keys k
+  SELECT k.id, k.spend_window, k.window_started_at, k.budgets FROM api_keys k
   WHERE k.id IN (SELECT key_id FROM target WHERE key_type = 'proxy') AND (SELECT count(*) FROM refunded) >= 0
   ORDER BY k.id FOR UPDATE
 ),
@@ -155,7 +163,7 @@ unspent AS (
   RETURNING k.id
 )
 SELECT t.request_id, t.account_id, t.key_id, t.credits::text AS credits, t.created_at,
-       k.spend_window::text AS spend_window, (t.key_type = 'proxy' AND k.id IS NOT NULL) AS proxy_key
+       k.spend_window::text AS spend_window, k.budgets, (t.key_type = 'proxy' AND k.id IS NOT NULL) AS proxy_key
 FROM target t LEFT JOIN locked_keys k ON k.id = t.key_id
 WHERE (SELECT count(*) FROM unspent) >= 0`;
 
@@ -164,7 +172,7 @@ export interface VoidedCharge {
   requestId: string;
   accountId: string;
   credits: Prisma.Decimal;
-  proxy?: { keyId: string; windowId: string };
+  proxy?: { keyId: string; windowId: string; windows: string[] };
 }
 
 /** The ledger: request logs, account credits, proxy-key spend and daily counters, written together. */
@@ -209,10 +217,9 @@ export class LedgerRepository {
       ip: event.ip,
       at_ms: new Date(event.timestamp * 1000).getTime(),
     }));
-    const inserted = await this.prisma.$queryRawUnsafe<{ request_id: string; spend_window: SpendWindow | null; has_key: boolean }[]>(
-      RECORD_BATCH,
-      JSON.stringify(rows),
-    );
+    const inserted = await this.prisma.$queryRawUnsafe<
+      { request_id: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean }[]
+    >(RECORD_BATCH, JSON.stringify(rows));
     const written = new Map(inserted.map((row) => [row.request_id, row]));
     const seen = new Set<string>();
     const results: (LedgerWrite | undefined)[] = batch.map(({ event, credits }) => {
@@ -224,6 +231,7 @@ export class LedgerRepository {
         state: 'recorded',
         credits,
         windowId: charged ? spendWindowId(row.spend_window, new Date(event.timestamp * 1000)) : undefined,
+        windows: charged ? chargedWindows(row.budgets, event.timestamp * 1000) : undefined,
       };
     });
     // A second copy within the batch: charged nothing, settles as its first copy was charged.
@@ -244,6 +252,7 @@ export class LedgerRepository {
           state: 'duplicate',
           credits,
           windowId: charged ? spendWindowId(row.spend_window, new Date(event.timestamp * 1000)) : undefined,
+          windows: charged ? chargedWindows(row.budgets, event.timestamp * 1000) : undefined,
         };
       });
     }
@@ -254,20 +263,35 @@ export class LedgerRepository {
   async voidCharges(requestIds: string[]): Promise<VoidedCharge[]> {
     if (requestIds.length === 0) return [];
     const rows = await this.prisma.$queryRawUnsafe<
-      { request_id: string; account_id: string; key_id: string; credits: string; created_at: Date; spend_window: SpendWindow | null; proxy_key: boolean }[]
+      {
+        request_id: string;
+        account_id: string;
+        key_id: string;
+        credits: string;
+        created_at: Date;
+        spend_window: SpendWindow | null;
+        budgets: BudgetWindowSpec[] | null;
+        proxy_key: boolean;
+      }[]
     >(VOID_CHARGES, [...new Set(requestIds)]);
     return rows.map((row) => ({
       requestId: row.request_id,
       accountId: row.account_id,
       credits: new Prisma.Decimal(row.credits),
-      ...(row.proxy_key ? { proxy: { keyId: row.key_id, windowId: spendWindowId(row.spend_window, row.created_at) } } : {}),
+      ...(row.proxy_key
+        ? { proxy: { keyId: row.key_id, windowId: spendWindowId(row.spend_window, row.created_at), windows: (row.budgets ?? []).map(windowKey) } }
+        : {}),
     }));
   }
 
   /** Requests recorded before: what each was charged, and its key's spend window. */
-  private async recorded(requestIds: string[]): Promise<Map<string, { credits: string; spend_window: SpendWindow | null; has_key: boolean }>> {
-    const rows = await this.prisma.$queryRaw<{ request_id: string; credits: string; spend_window: SpendWindow | null; has_key: boolean }[]>`
-      SELECT u.request_id, u.credits::text AS credits, k.spend_window::text AS spend_window, (k.id IS NOT NULL) AS has_key
+  private async recorded(
+    requestIds: string[],
+  ): Promise<Map<string, { credits: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean }>> {
+    const rows = await this.prisma.$queryRaw<
+      { request_id: string; credits: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean }[]
+    >`
+      SELECT u.request_id, u.credits::text AS credits, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key
       FROM usage_logs u LEFT JOIN api_keys k ON k.id = u.key_id
       WHERE u.request_id IN (${Prisma.join([...new Set(requestIds)])})`;
     return new Map(rows.map((row) => [row.request_id, row]));

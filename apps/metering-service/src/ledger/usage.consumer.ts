@@ -331,7 +331,7 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
       requestId: event.requestId,
       costNano: event.voids ? 0 : toNano(written[index].credits.toFixed()),
       // Without a window (nothing charged) only the key's reservation is dropped.
-      proxy: event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written[index].windowId ?? 'none' } : undefined,
+      proxy: event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written[index].windowId ?? 'none', windows: written[index].windows } : undefined,
     }));
     const settled = await this.settleHolding(settlements);
     await this.forgetFigures(voided);

@@ -1,10 +1,16 @@
 -- One round trip per metered request: the generation marker, the revocation epoch, the rate limit,
 -- then the reservation, committing nothing unless all pass (a request refused for its budget counts
 -- nothing against the rate limit). Without the marker Redis lost its state: 'cold-store'.
--- Returns {state, available, requests, tokens}: the windows as they stand (counted on 'ok').
+-- A proxy key's budget windows (KEYS[13..], a hash and an expiry set each; ARGV[11..] their
+-- amounts, ARGV[10] the moment they are read at) must each have room for the reservation too.
+-- Returns {state, available, requests, tokens, window, left, oldest}: the rate-limit windows as they
+-- stand (counted on 'ok'); for a proxy key the budget that refused it ('window': its index, 0 being
+-- the spec allocation) or, admitted, the one with least left: its index, what it had left before
+-- this request, and when its oldest bucket stops counting (0: none).
 -- KEYS and ARGV: see BudgetStore.admit (budget-store.ts), the one place that sends them.
 --#include reservations
 --#include gate
+--#include windows
 local balance_key, resv, resv_total, resv_expiries = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local spend_key, kresv, kresv_total, kresv_expiries = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local epoch_key, requests_key, tokens_key, generation_key = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
@@ -19,14 +25,29 @@ local balance = redis.call('GET', balance_key)
 if not balance then return {'cold-balance', 0, requests, tokens} end
 local available = tonumber(balance) - sweep(resv, resv_total, resv_expiries, now)
 if available < cost then return {'credits', math.max(available, 0), requests, tokens} end
+local tightest, tightest_left, tightest_oldest = 0, 0, 0
 -- A negative allocation: not a proxy key (no allocation to check).
 if allocation >= 0 then
   local used = redis.call('GET', spend_key)
   if not used then return {'cold-allocation', 0, requests, tokens} end
-  local left = allocation - tonumber(used) - sweep(kresv, kresv_total, kresv_expiries, now)
-  if left < cost then return {'allocation', math.max(left, 0), requests, tokens} end
+  for index = 13, #KEYS, 2 do
+    if redis.call('EXISTS', KEYS[index]) == 0 then return {'cold-allocation', 0, requests, tokens} end
+  end
+  local reserved = sweep(kresv, kresv_total, kresv_expiries, now)
+  local left = allocation - tonumber(used) - reserved
+  if left < cost then return {'allocation', math.max(left, 0), requests, tokens, 0, 0, 0} end
+  tightest_left = left
+  local window_now = tonumber(ARGV[10])
+  for index = 13, #KEYS, 2 do
+    local window = (index - 11) / 2
+    local window_left = tonumber(ARGV[10 + window]) - window_used(KEYS[index], KEYS[index + 1], window_now) - reserved
+    if window_left < cost or window_left < tightest_left then
+      tightest, tightest_left, tightest_oldest = window, window_left, window_oldest(KEYS[index + 1])
+    end
+    if window_left < cost then return {'window', math.max(window_left, 0), requests, tokens, tightest, 0, tightest_oldest} end
+  end
   hold(kresv, kresv_total, kresv_expiries, id, cost, now + ttl, ttl)
 end
 hold(resv, resv_total, resv_expiries, id, cost, now + ttl, ttl)
 rate_count(requests_key, tokens_key, rate_cost)
-return {'ok', 0, requests + 1, tokens + rate_cost}
+return {'ok', 0, requests + 1, tokens + rate_cost, tightest, math.max(tightest_left, 0), tightest_oldest}

@@ -6,8 +6,11 @@
 -- (ARGV[4] ms), and the prime adds it: a prime that read the ledger before this request was written
 -- and writes its figure after this settlement would otherwise leave it out until the figure next
 -- expires (a request counted twice for a minute at worst, never not at all).
+-- A proxy key's budget windows (KEYS[12..]: hash, expiry set and `:late` hash each; ARGV[6..]: the
+-- bucket the charge counts in and when it stops counting) take the cost the same way.
 -- KEYS and ARGV: see BudgetStore.settle (budget-store.ts), the one place that sends them.
 --#include reservations
+--#include windows
 local balance_key, resv, resv_total, resv_expiries = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local spend_key, kresv, kresv_total, kresv_expiries = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local balance_late, spend_late, settled = KEYS[9], KEYS[10], KEYS[11]
@@ -35,5 +38,18 @@ if has_key then drop(kresv, kresv_total, kresv_expiries, id) end
 if reserved and tonumber(cost) > 0 then
   move(balance_key, balance_late, 'DECRBY')
   if has_key then move(spend_key, spend_late, 'INCRBY') end
+  for index = 12, #KEYS, 3 do
+    local window = (index - 12) / 3
+    local member, expiry = ARGV[6 + window * 2], ARGV[7 + window * 2]
+    local hash, expiries, window_late = KEYS[index], KEYS[index + 1], KEYS[index + 2]
+    if redis.call('EXISTS', hash) == 1 then
+      window_add(hash, expiries, member, expiry, cost)
+      local hash_ttl = redis.call('PTTL', hash)
+      if hash_ttl > 0 then redis.call('PEXPIRE', expiries, hash_ttl) end
+    else
+      redis.call('HINCRBY', window_late, member .. '|' .. expiry, cost)
+      redis.call('PEXPIRE', window_late, late_ms)
+    end
+  end
 end
 return 1

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { MAX_BUDGET_WINDOWS } from '../proxy-keys/budget-window';
 import { USAGE_STATUSES, UsageStatus } from '../inference/usage.events';
 import type { LogEntry } from './account.schema';
 
@@ -125,11 +126,35 @@ export class AccountBudgetRequest {
   @IsString()
   @Length(1, 64)
   keyId?: string;
+
+  /**
+   * The proxy key's budget windows to read the spend of: charges at or after `from` (ms), summed
+   * per `granularityMs` (0: one sum), as libs/billing's `windowSpan` gives them.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_BUDGET_WINDOWS)
+  @ValidateNested({ each: true })
+  @Type(() => WindowSpanMessage)
+  windows?: WindowSpanMessage[];
+}
+
+export class WindowSpanMessage {
+  @IsInt()
+  @Min(0)
+  from: number;
+
+  @IsInt()
+  @Min(0)
+  granularityMs: number;
 }
 
 export interface AccountBudget {
   /** Decimal string. */
   credits: string;
-  /** The proxy key's spend and the start (Unix ms) of the window it counts in; null start: lifetime. */
-  key?: { used: string; windowStartedAt: number | null };
+  /**
+   * The proxy key's spend and the start (Unix ms) of the window it counts in; null start: lifetime.
+   * `windows`: the spend of each requested budget window, in buckets (start ms, decimal string).
+   */
+  key?: { used: string; windowStartedAt: number | null; windows?: { at: number; credits: string }[][] };
 }

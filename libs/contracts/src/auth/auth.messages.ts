@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsString, Length, Matches } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Matches, Min } from 'class-validator';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -64,4 +64,10 @@ export class KeyViewRequest extends AccountScoped {
   @IsString()
   @Length(1, 64)
   keyId: string;
+
+  /** The moment the budgets are read at (ms; the edge's BudgetClock); defaults to now. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  now?: number;
 }

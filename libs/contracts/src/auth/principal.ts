@@ -1,4 +1,5 @@
 import type { KeyType, Plan, SpendWindow } from '../keys';
+import type { BudgetWindowSpec } from '../proxy-keys/budget-window';
 
 /** Proxy-key rules, as the edge needs them to admit or refuse a request. */
 export interface ProxyKeyRules {
@@ -10,6 +11,8 @@ export interface ProxyKeyRules {
   /** Decimal string: the allocation per spend window (or for the key's lifetime). */
   allocatedAmount: string;
   spendWindow: SpendWindow | null;
+  /** Budget windows beyond the allocation, each admitted against too. */
+  budgets: BudgetWindowSpec[];
   enabledThinking: boolean;
 }
 

@@ -39,6 +39,16 @@ export class CallerContext {
   @IsString()
   @Length(1, 128)
   clientRequestId?: string;
+
+  /**
+   * When the edge admitted the request (ms since the epoch, the edge's clock): the moment its budget
+   * windows were counted at. Its usage event is stamped with it, so the ledger counts the charge in
+   * the same windows.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  admittedAt?: number;
 }
 
 /** `inference.text`: the client's body in its own format; the router parses, routes and renders. */

@@ -73,7 +73,7 @@ export function usageVoid(caller: CallerContext, usage: Pick<UsageFields, 'model
   return { ...usageEvent(caller, { ...usage, inputTokens: 0, outputTokens: 0, status: 'error' }), voids: true };
 }
 
-/** The request's usage event, for the caller the edge authenticated, stamped now. */
+/** The request's usage event, for the caller the edge authenticated, stamped when the edge admitted it (else now). */
 export function usageEvent(caller: CallerContext, usage: UsageFields): UsageRecordedEvent {
   const { requestId, clientRequestId, accountId, keyId, keyType, maskedKey, ip } = caller;
   return {
@@ -85,6 +85,6 @@ export function usageEvent(caller: CallerContext, usage: UsageFields): UsageReco
     maskedKey,
     ip,
     ...usage,
-    timestamp: Math.floor(Date.now() / 1000),
+    timestamp: Math.floor((caller.admittedAt ?? Date.now()) / 1000),
   };
 }

@@ -5,24 +5,25 @@
  */
 import { type Static, Type } from 'typebox';
 import { Literals, Nullable } from '../schema/schema-helpers';
-import { type KeyType, Plans, SpendWindows } from '../keys';
-
-/** A budget's period: a proxy key's `spend_window`, or `lifetime` for a key without one. */
-export const BudgetPeriods = [...SpendWindows, 'lifetime'] as const;
-export type BudgetPeriod = (typeof BudgetPeriods)[number];
+import { type KeyType, Plans } from '../keys';
 
 /** The key types as the API names them (`dev` is the DevPass key). */
 export const KeyTypeNames = { master: 'master', proxy: 'proxy', dev: 'devpass' } as const satisfies Record<KeyType, string>;
 
 export const KeyBudget = Type.Object(
   {
-    period: Literals(BudgetPeriods, { description: 'The window the amount is for; `lifetime`: one allocation that never resets.' }),
-    timezone: Literals(['UTC'] as const, { description: 'The time zone of the window boundaries.' }),
-    amount: Type.Number({ minimum: 0, description: 'Credits allowed per window (a proxy key: its `allocated_ammount`).' }),
-    used: Type.Number({ minimum: 0, description: 'Credits the ledger charged to the key in the current window (a proxy key: its `used_ammount`).' }),
+    period: Type.String({
+      description:
+        "The window the amount is for: the allocation's `spend_window` (`daily`, `weekly`, `monthly`) or `lifetime` (never resets), or a budget window's period (a rolling `30m`…`90d`, or `daily`, `weekly`, `monthly`, `quarterly`).",
+      example: '5h',
+    }),
+    timezone: Type.String({ description: 'The IANA time zone calendar boundaries are midnight in (the allocation: always `UTC`).', example: 'UTC' }),
+    amount: Type.Number({ minimum: 0, description: 'Credits allowed per window (the allocation: `allocated_ammount`).' }),
+    used: Type.Number({ minimum: 0, description: 'Credits the ledger charged to the key in the current window (the allocation: `used_ammount`).' }),
     remaining: Type.Number({ minimum: 0, description: '`amount - used`, never below 0.' }),
     resets_at: Nullable(Type.Integer(), {
-      description: 'Unix seconds: when the next window starts and `used` is 0 again (UTC midnight, Monday 00:00, the 1st 00:00); `null` for `lifetime`.',
+      description:
+        'Unix seconds. A calendar window: when the next one starts and `used` is 0 again (midnight, Monday 00:00, the 1st 00:00 in `timezone`). A rolling window: when its oldest charge still inside leaves it (`null` when it holds none). `null` for `lifetime`.',
     }),
   },
   { description: 'One spending limit of the key and where it stands.' },
@@ -41,7 +42,7 @@ export const KeyView = Type.Object(
     ip_whitelist: Type.Array(Type.String(), { description: 'Allowed caller addresses or CIDR blocks; empty means every address.' }),
     budgets: Type.Array(KeyBudget, {
       description:
-        "The limits the key spends against, one entry per window. A proxy key has one, its allocation; master and DevPass keys have none yet (the account's credits are in `/v1/user/me`).",
+        "The limits the key spends against, one entry per window. A proxy key: its allocation first, then its budget windows in the order they were set; master and DevPass keys have none (the account's credits are in `/v1/user/me`).",
     }),
   },
   { description: 'The calling key, whatever its type.' },

@@ -1,7 +1,8 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNumber, IsOptional, IsString, Length, MaxLength, Min } from 'class-validator';
 import { SpendWindow, SpendWindows } from '../keys';
 import { IsExpiry, IsIpOrCidr, IsOptionalNotNull, IsStorableText } from '../validation';
+import { BudgetWindow, CalendarPeriods, IsBudgetWindows, MAX_BUDGET_WINDOWS } from './budget-window';
 
 export const PROXY_KEY_NAME_MAX = 25;
 export const PROXY_KEY_VALUE_MAX = 256;
@@ -57,6 +58,28 @@ const doc = {
   enabledThinking: { description: 'Whether the key may use extended thinking.' },
 } as const;
 
+const budgetsDoc: ApiPropertyOptions = {
+  type: 'array',
+  maxItems: MAX_BUDGET_WINDOWS,
+  items: {
+    type: 'object',
+    required: ['amount', 'period'],
+    additionalProperties: false,
+    properties: {
+      amount: { type: 'number', minimum: 0, description: 'Credits the key may spend per window (at most 8 decimals).' },
+      period: {
+        type: 'string',
+        description: `A rolling duration from \`30m\` to \`90d\` (\`m\`, \`h\` or \`d\`: \`5h\`, \`7d\`), or a calendar unit: ${CalendarPeriods.map((unit) => `\`${unit}\``).join(', ')} (weeks start on Monday).`,
+        example: '5h',
+      },
+      timezone: { type: 'string', description: 'IANA time zone the calendar windows start at midnight in. Default `UTC`.', example: 'Europe/Berlin' },
+    },
+  },
+  description:
+    'Budget windows beyond the allocation, each enforced as well: a request is admitted only when every window (and the allocation) has room. Periods must differ from each other and from the `spend_window` allocation in UTC. On update, the list replaces the stored one (`[]` removes them).',
+  example: [{ amount: 1, period: '5h' }],
+};
+
 /** The proxy key the operation acts on, named in the body. */
 @ApiSchema({ name: 'ProxyKeyReference' })
 export class ProxyKeyRef {
@@ -110,6 +133,11 @@ export class CreateProxyKeyDto {
   @IsOptionalNotNull()
   @IsBoolean()
   enabled_thinking?: boolean;
+
+  @ApiPropertyOptional({ ...budgetsDoc, default: [] })
+  @IsOptionalNotNull()
+  @IsBudgetWindows()
+  budgets?: BudgetWindow[];
 }
 
 /** Update fields without the key reference, for the legacy `update/{proxy_key}` path form. */
@@ -157,6 +185,11 @@ export class UpdateProxyKeyFieldsDto {
   @IsOptionalNotNull()
   @IsBoolean()
   enabled_thinking?: boolean;
+
+  @ApiPropertyOptional(budgetsDoc)
+  @IsOptionalNotNull()
+  @IsBudgetWindows()
+  budgets?: BudgetWindow[];
 }
 
 @ApiSchema({ name: 'UpdateProxyKeyRequest', description: 'Only the fields sent change.' })

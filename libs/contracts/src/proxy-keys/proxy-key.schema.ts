@@ -22,6 +22,9 @@ export const ProxyKeyRecord = Type.Object(
     enabled_thinking: Type.Optional(Type.Boolean({ description: 'Lookups only.' })),
     created_at: Type.Integer({ description: 'Unix seconds.' }),
     last_used: Nullable(Type.Integer(), { description: 'Unix seconds; `null` when never used.' }),
+    budgets: Type.Array(KeyBudget, {
+      description: 'Every budget of the key and where it stands, as `GET /v1/key` shows them: the allocation first, then the budget windows it was given.',
+    }),
   },
   { description: 'A proxy key record. `user_id` and `enabled_thinking` come with lookups only.' },
 );
