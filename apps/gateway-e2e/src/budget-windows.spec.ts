@@ -7,7 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
-import { api, ApiResponse, createAccount, TestAccount } from './support/api';
+import { api, ApiResponse, createAccount, createDevPass, TestAccount } from './support/api';
 import { startExtraEdge } from './support/processes';
 import { storedKey } from './support/keys-db';
 import { suiteInfo } from './support/suite-info';
@@ -73,13 +73,18 @@ async function atMost(a: string, b: string | number): Promise<boolean> {
   return (await db.query('SELECT $1::numeric <= $2::numeric AS ok', [a, String(b)])).rows[0].ok;
 }
 
-/** Waits until the ledger holds `count` charges of the key (metering is asynchronous). */
+/** How many requests of a key the ledger holds, charged or not (a DevPass key's cost nothing). */
+async function recorded(keyId: string): Promise<number> {
+  return (await db.query('SELECT count(*)::int AS count FROM usage_logs WHERE key_id = $1', [keyId])).rows[0].count;
+}
+
+/** Waits until the ledger holds `count` requests of the key (metering is asynchronous); answers its charges. */
 async function ledgerHolds(keyId: string, count: number): Promise<{ total: string; count: number }> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const now = await charged(keyId);
-    if (now.count >= count) return now;
-    if (Date.now() > deadline) throw new Error(`the ledger holds ${now.count} charges of ${keyId}, expected ${count}`);
+    const held = await recorded(keyId);
+    if (held >= count) return charged(keyId);
+    if (Date.now() > deadline) throw new Error(`the ledger holds ${held} requests of ${keyId}, expected ${count}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -101,19 +106,23 @@ async function budgetOf(key: string, period: string): Promise<any> {
  * while the last answer's charge is still on its way to the ledger (its worst case still reserved)
  * only says the window is nearly spent. Returns how many were answered and the final refusal.
  */
-async function spendUntilRefused(key: string, keyId: string, limit = 100): Promise<{ answered: number; refusal: ApiResponse }> {
-  const settled = (await charged(keyId)).count;
+async function spendUntilRefused(
+  key: string,
+  keyId: string,
+  { limit = 100, refused = 402, send = chat }: { limit?: number; refused?: number; send?: (key: string, edge: number) => Promise<ApiResponse> } = {},
+): Promise<{ answered: number; refusal: ApiResponse }> {
+  const settled = await recorded(keyId);
   let answered = 0;
   while (answered < limit) {
-    const response = await chat(key, answered);
+    const response = await send(key, answered);
     if (response.status === 200) {
       answered++;
       continue;
     }
-    if (response.status !== 402) throw new Error(`unexpected ${response.status}: ${response.text}`);
+    if (response.status !== refused) throw new Error(`unexpected ${response.status}: ${response.text}`);
     await ledgerHolds(keyId, settled + answered);
-    const again = await chat(key, answered);
-    if (again.status === 402) return { answered, refusal: again };
+    const again = await send(key, answered);
+    if (again.status === refused) return { answered, refusal: again };
     if (again.status !== 200) throw new Error(`unexpected ${again.status}: ${again.text}`);
     answered++;
   }
@@ -163,6 +172,7 @@ describe('budget windows: 5 hours and weekly on one key', () => {
     expect(weekly).toEqual({
       period: 'weekly',
       timezone: 'UTC',
+      unit: 'credits',
       amount: 3,
       used: Number(total),
       remaining: Number((3 - Number(total)).toFixed(12)),
@@ -271,16 +281,16 @@ describe('budgets on create, update, lookup and list', () => {
       body: { name: 'spec only', allocated_ammount: 2, spend_window: 'daily' },
     });
     expect(spec.status).toBe(201);
-    expect(spec.body.budgets).toEqual([{ period: 'daily', timezone: 'UTC', amount: 2, used: 0, remaining: 2, resets_at: expect.any(Number) }]);
+    expect(spec.body.budgets).toEqual([{ period: 'daily', timezone: 'UTC', unit: 'credits', amount: 2, used: 0, remaining: 2, resets_at: expect.any(Number) }]);
 
     const { key, record } = await createKey(owner, [
       { amount: 1, period: '5h' },
       { amount: 3, period: 'weekly', timezone: 'Europe/Berlin' },
     ]);
     const expected = [
-      { period: 'lifetime', timezone: 'UTC', amount: 100, used: 0, remaining: 100, resets_at: null },
-      { period: '5h', timezone: 'UTC', amount: 1, used: 0, remaining: 1, resets_at: null },
-      { period: 'weekly', timezone: 'Europe/Berlin', amount: 3, used: 0, remaining: 3, resets_at: expect.any(Number) },
+      { period: 'lifetime', timezone: 'UTC', unit: 'credits', amount: 100, used: 0, remaining: 100, resets_at: null },
+      { period: '5h', timezone: 'UTC', unit: 'credits', amount: 1, used: 0, remaining: 1, resets_at: null },
+      { period: 'weekly', timezone: 'Europe/Berlin', unit: 'credits', amount: 3, used: 0, remaining: 3, resets_at: expect.any(Number) },
     ];
     expect(record.budgets).toEqual(expected);
     const lookup = await api('POST', '/v1/auth/proxy/lookup', { key: owner.masterKey, body: { proxy_key: key } });
@@ -328,4 +338,50 @@ describe('budgets on create, update, lookup and list', () => {
     expect(updated.body.detail).toContain(field);
     expect((await api('POST', '/v1/auth/proxy/lookup', { key: owner.masterKey, body: { proxy_key: key } })).body.budgets).toHaveLength(1);
   });
+});
+
+describe('DevPass token windows of the plan', () => {
+  /** The suite gives the basic plan 5h = 2,000 tokens and weekly (Asia/Kolkata) = 3,000 (DEVPASS_TOKEN_WINDOWS). */
+  const plain = (key: string, edge = 0) =>
+    api('POST', '/v1/chat/completions', {
+      key,
+      base: edges[edge % edges.length].base,
+      // About 100 tokens of prompt: a window is spent in a score of requests, well within the plan's 60 a minute.
+      body: { model: 'sim-coder:dev', messages: [{ role: 'user', content: 'budget '.repeat(100) }], max_tokens: 60 },
+    });
+
+  /** The ledger's tokens of a key (input plus output), exactly. */
+  const tokensOf = async (keyId: string): Promise<number> =>
+    Number((await db.query('SELECT coalesce(sum(input_tokens + output_tokens), 0)::int AS tokens FROM usage_logs WHERE key_id = $1', [keyId])).rows[0].tokens);
+
+  it('enforces and reports the token windows with a 429 naming the window, never touching credits', async () => {
+    const owner = createAccount('basic', '7');
+    const devKey = createDevPass(owner.accountId);
+    const { id } = await storedKey(devKey);
+    const start = Date.UTC(2027, 4, 3, 3, 0, 0); // Monday 3 May 2027, 08:30 in Kolkata
+    await moveClock(owner, start);
+    const view = await api('GET', '/v1/key', { key: devKey, base: edges[0].base });
+    expect(view.body.budgets).toEqual([
+      { period: '5h', timezone: 'UTC', unit: 'tokens', amount: 2000, used: 0, remaining: 2000, resets_at: null },
+      { period: 'weekly', timezone: 'Asia/Kolkata', unit: 'tokens', amount: 3000, used: 0, remaining: 3000, resets_at: Date.UTC(2027, 4, 9, 18, 30) / 1000 },
+    ]);
+
+    const first = await spendUntilRefused(devKey, id, { refused: 429, send: plain });
+    expect(first.answered).toBeGreaterThan(0);
+    expect(messageOf(first.refusal)).toContain("of its plan's 5h window of 2000 tokens (UTC)");
+    expect(Number(first.refusal.headers.get('retry-after'))).toBeGreaterThan(4 * 3600);
+    const spent = await tokensOf(id);
+    expect(spent).toBeLessThanOrEqual(2000);
+    expect(spent).toBeGreaterThan(2000 - 200);
+    expect((await budgetOf(devKey, '5h')).used).toBe(spent);
+
+    // Five hours on, the 5 h window is free again, but the week holds only 3,000.
+    await moveClock(owner, start + 5 * HOUR + MINUTE);
+    const second = await spendUntilRefused(devKey, id, { refused: 429, send: plain });
+    expect(second.answered).toBeGreaterThan(0);
+    expect(messageOf(second.refusal)).toContain("of its plan's weekly window of 3000 tokens (Asia/Kolkata); it frees room at 2027-05-09T18:30:00.000Z");
+    expect(await tokensOf(id)).toBeLessThanOrEqual(3000);
+    // DevPass usage never touches credits.
+    expect((await api('GET', '/v1/user/me', { key: owner.masterKey })).body.credits).toBe(7);
+  }, 120_000);
 });

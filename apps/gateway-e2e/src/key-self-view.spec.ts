@@ -60,7 +60,14 @@ describe('GET /v1/key: the calling key and what it has left', () => {
           expires_at: -1,
           model_whitelist: [],
           ip_whitelist: [],
-          budgets: [],
+          // DevPass keys: the standard plan's token windows (DEVPASS_TOKEN_WINDOWS defaults), nothing used yet.
+          budgets:
+            type === 'master'
+              ? []
+              : [
+                  { period: '5h', timezone: 'UTC', unit: 'tokens', amount: 2_500_000, used: 0, remaining: 2_500_000, resets_at: null },
+                  { period: 'weekly', timezone: 'UTC', unit: 'tokens', amount: 12_500_000, used: 0, remaining: 12_500_000, resets_at: expect.any(Number) },
+                ],
         },
       });
     }
@@ -87,7 +94,7 @@ describe('GET /v1/key: the calling key and what it has left', () => {
       expires_at: expiresAt,
       model_whitelist: ['sim-chat'],
       ip_whitelist: ['127.0.0.0/8', '::1'],
-      budgets: [{ period: 'daily', timezone: 'UTC', amount: 2.5, used: 0, remaining: 2.5, resets_at: expect.any(Number) }],
+      budgets: [{ period: 'daily', timezone: 'UTC', unit: 'credits', amount: 2.5, used: 0, remaining: 2.5, resets_at: expect.any(Number) }],
     });
     expect([nextReset.daily(before), nextReset.daily(after)]).toContain(response.body.budgets[0].resets_at);
   });
@@ -96,11 +103,15 @@ describe('GET /v1/key: the calling key and what it has left', () => {
     for (const window of ['weekly', 'monthly'] as const) {
       const proxy = await createProxyKey(owner.masterKey, { allocated_ammount: 1, spend_window: window });
       const { response, before, after } = await viewWithin(proxy.key);
-      expect(response.body.budgets).toEqual([{ period: window, timezone: 'UTC', amount: 1, used: 0, remaining: 1, resets_at: expect.any(Number) }]);
+      expect(response.body.budgets).toEqual([
+        { period: window, timezone: 'UTC', unit: 'credits', amount: 1, used: 0, remaining: 1, resets_at: expect.any(Number) },
+      ]);
       expect([nextReset[window](before), nextReset[window](after)]).toContain(response.body.budgets[0].resets_at);
     }
     const lifetime = await createProxyKey(owner.masterKey, { allocated_ammount: 3 });
-    expect((await ownKey(lifetime.key)).body.budgets).toEqual([{ period: 'lifetime', timezone: 'UTC', amount: 3, used: 0, remaining: 3, resets_at: null }]);
+    expect((await ownKey(lifetime.key)).body.budgets).toEqual([
+      { period: 'lifetime', timezone: 'UTC', unit: 'credits', amount: 3, used: 0, remaining: 3, resets_at: null },
+    ]);
   });
 
   it("counts in `used` what the ledger charged the key in its window, and only the key's own charges", async () => {
@@ -122,7 +133,7 @@ describe('GET /v1/key: the calling key and what it has left', () => {
     const view = await ownKey(proxy.key);
     expect(view.status).toBe(200);
     const [budget] = view.body.budgets;
-    expect(budget).toMatchObject({ period: 'daily', timezone: 'UTC', amount: 2 });
+    expect(budget).toMatchObject({ period: 'daily', timezone: 'UTC', unit: 'credits', amount: 2 });
     // Each entry's credits are exact to 12 decimal places; their sum as floats, nearly so.
     expect(budget.used).toBeCloseTo(ledgerSum, 12);
     expect(budget.remaining).toBeCloseTo(2 - budget.used, 12);

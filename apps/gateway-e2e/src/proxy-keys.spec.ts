@@ -32,6 +32,8 @@ describe('proxy key administration', () => {
       ip_whitelist: ['10.0.0.0/8', '2001:db8::/32'],
       created_at: expect.any(Number),
       last_used: null,
+      // The allocation as a budget (no windows were given): where it stands, as GET /v1/key shows it.
+      budgets: [{ period: 'lifetime', timezone: 'UTC', unit: 'credits', amount: 12.5, used: 0, remaining: 12.5, resets_at: null }],
     });
     expect(response.body.created_at).toBeGreaterThanOrEqual(before);
     expect(response.body).not.toHaveProperty('user_id');

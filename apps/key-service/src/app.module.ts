@@ -11,6 +11,7 @@ import { KeyEventsPublisher } from './events/key-events.publisher';
 import { KeysController } from './keys/keys.controller';
 import { KeysRepository } from './keys/keys.repository';
 import { KeyBudgets } from './keys/key-budgets';
+import { DevPassWindows } from './keys/devpass-windows';
 import { KeysService } from './keys/keys.service';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysRepository } from './proxy-keys/proxy-keys.repository';
@@ -27,6 +28,7 @@ export class KeyServiceModule {
       providers: [
         // The service's one configuration object: services inject it and read their variables from it.
         { provide: KeyServiceEnv, useValue: env },
+        { provide: DevPassWindows, useValue: new DevPassWindows(env.DEVPASS_TOKEN_WINDOWS) },
         postgresReadinessProvider,
         KeyCryptoService,
         { provide: NATS_CLIENT_OPTIONS, useValue: { servers: splitList(env.NATS_URL), name: 'key-service' } },

@@ -1,3 +1,4 @@
+import { IsDevPassWindows } from '@gateway/contracts';
 import { DatabaseEnv, WithRedisTopology } from '@gateway/platform';
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
@@ -15,6 +16,14 @@ export class MeteringEnv extends WithRedisTopology(DatabaseEnv) {
   @Min(1000)
   @Max(600_000)
   METERING_ACK_WAIT_MS: number = 10_000;
+
+  /**
+   * Token windows per plan for DevPass keys (`plan=period:tokens|…`, `plan=none`); plans left out
+   * keep the defaults (docs/configuration.md, Plans). The same value on key-service (which
+   * enforces them through the edge and reports them) and metering-service (which counts usage into them).
+   */
+  @IsDevPassWindows()
+  DEVPASS_TOKEN_WINDOWS = '';
 
   /**
    * How long a batch smaller than the largest (256 events) waits for more before it is written: at

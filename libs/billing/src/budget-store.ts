@@ -116,6 +116,11 @@ export interface ReserveRequest {
     windows?: { key: string; amountNano: number }[];
     at?: number;
   };
+  /**
+   * A DevPass key's token windows instead: `costNano` is then the request's worst case in tokens,
+   * held against the key and its windows only (no credits are checked or held).
+   */
+  devpass?: { keyId: string; windows: { key: string; amountNano: number }[]; at: number };
 }
 
 /**
@@ -178,6 +183,8 @@ export interface Settlement {
     /** The key's budget windows (`windowKey`): the bucket the charge counts in and when that stops (ms). */
     windows?: { key: string; member: number; expiry: number }[];
   };
+  /** A DevPass key's token windows instead: `costNano` is then the tokens used (no credits move). */
+  devpass?: { keyId: string; windows?: { key: string; member: number; expiry: number }[] };
 }
 
 /** A budget window's spend as the ledger holds it, to load into Redis (BudgetStore.primeWindows). */
@@ -242,14 +249,16 @@ export class BudgetStore {
    * the rate limit and the reservation, all or nothing.
    */
   async admit(request: ReserveRequest, gate: AdmitGate): Promise<AdmitResult> {
-    const { accountId, requestId, costNano, ttlMs, proxy } = request;
+    const { accountId, requestId, costNano, ttlMs, devpass } = request;
+    // A DevPass key's token windows go where a proxy key's are, without an allocation.
+    const proxy = request.proxy ?? (devpass ? { ...devpass, windowId: 'none', allocationNano: -1 } : undefined);
     const windows = proxy?.windows ?? [];
     const [state, available, requests, tokens, window, left, oldest] = await this.run<[string, number, number, number, number?, number?, number?]>('admit', {
       keys: [
         keys.balance(accountId),
         ...keys.reservations(accountId),
         // A non-proxy key reads none of these (a negative allocation): stand-ins of the same account.
-        proxy ? keys.keySpend(accountId, proxy.keyId, proxy.windowId) : `${keys.balance(accountId)}:nokey`,
+        request.proxy ? keys.keySpend(accountId, request.proxy.keyId, request.proxy.windowId) : `${keys.balance(accountId)}:nokey`,
         ...keys.reservations(accountId, proxy ? proxy.keyId : ''),
         revocationEpochKey(gate.accountId),
         keys.window(gate.accountId, gate.bucket, 'r', gate.minute),
@@ -267,6 +276,7 @@ export class BudgetStore {
         gate.requestsPerMinute,
         gate.tokensPerMinute,
         gate.tokens,
+        devpass ? 'tokens' : 'credits',
         proxy?.at ?? this.now(),
         ...windows.map((entry) => entry.amountNano),
       ],
@@ -387,8 +397,12 @@ export class BudgetStore {
     await this.redis.del(...figures.flatMap((figure) => [figure, keys.late(figure)]), ...windowKeys);
   }
 
-  /** Drops a reservation whose request will produce no usage event (it never reached the router). */
-  async release(accountId: string, requestId: string, keyId?: string): Promise<void> {
+  /**
+   * Drops a reservation whose request will produce no usage event (it never reached the router):
+   * of the account and a proxy key, or (`tokens`) of a DevPass key's token windows.
+   */
+  async release(accountId: string, requestId: string, keyId?: string, tokens = false): Promise<void> {
+    if (tokens && keyId) return this.settle({ accountId, requestId, costNano: 0, devpass: { keyId } });
     await this.settle({ accountId, requestId, costNano: 0, proxy: keyId ? { keyId, windowId: 'none' } : undefined });
   }
 
@@ -433,9 +447,10 @@ function argumentsOf(script: ScriptName, call: Call): (string | number)[] {
 }
 
 /** settle.lua's KEYS and ARGV for one settlement (`settle` and `settleMany`). */
-function settleCall({ accountId, requestId, costNano, proxy }: Settlement): Call {
+function settleCall({ accountId, requestId, costNano, proxy: credits, devpass }: Settlement): Call {
   const balance = keys.balance(accountId);
-  const spend = proxy ? keys.keySpend(accountId, proxy.keyId, proxy.windowId) : `${balance}:nokey`;
+  const proxy = credits ?? (devpass ? { ...devpass, windowId: 'none' } : undefined);
+  const spend = credits ? keys.keySpend(accountId, credits.keyId, credits.windowId) : `${balance}:nokey`;
   return {
     keys: [
       balance,
@@ -450,7 +465,7 @@ function settleCall({ accountId, requestId, costNano, proxy }: Settlement): Call
     args: [
       requestId,
       costNano,
-      proxy ? '1' : '0',
+      credits ? '1' : devpass ? '2' : '0',
       LATE_SETTLEMENT_MS,
       SETTLED_MEMORY_MS,
       ...(proxy?.windows ?? []).flatMap((window) => [window.member, window.expiry]),

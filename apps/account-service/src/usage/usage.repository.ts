@@ -43,6 +43,7 @@ export class UsageRepository {
     accountId: string,
     keyId?: string,
     windows: WindowSpan[] = [],
+    unit: 'credits' | 'tokens' = 'credits',
   ): Promise<{ credits: Prisma.Decimal; key?: { used: Prisma.Decimal; windowStartedAt: Date | null; windows: SpendBucket[][] } } | null> {
     const account = await this.prisma.account.findUnique({ where: { id: accountId }, select: { credits: true } });
     if (!account) return null;
@@ -54,7 +55,7 @@ export class UsageRepository {
     if (!key) return { credits: account.credits };
     return {
       credits: account.credits,
-      key: { used: key.usedAmount, windowStartedAt: key.windowStartedAt, windows: await windowSpend(this.prisma, keyId, windows) },
+      key: { used: key.usedAmount, windowStartedAt: key.windowStartedAt, windows: await windowSpend(this.prisma, keyId, windows, unit) },
     };
   }
 

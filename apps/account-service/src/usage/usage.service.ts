@@ -85,7 +85,7 @@ export class UsageService {
   }
 
   async budget(request: AccountBudgetRequest): Promise<AccountBudget> {
-    const budget = await this.usage.budget(request.accountId, request.keyId, request.windows);
+    const budget = await this.usage.budget(request.accountId, request.keyId, request.windows, request.unit);
     if (!budget) throw new DomainError(ErrorCode.NotFound, 'Account not found');
     if (!budget.key) return { credits: budget.credits.toString() };
     const { used, windowStartedAt, windows } = budget.key;

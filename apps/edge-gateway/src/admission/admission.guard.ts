@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { ModelCatalog } from '@gateway/catalog';
 import { Plan } from '@gateway/contracts';
-import { AdmitGate, BudgetStore, ReserveResult } from '@gateway/billing';
+import { AdmitGate, AdmitResult, BudgetStore, ReserveResult } from '@gateway/billing';
 import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
@@ -129,6 +129,10 @@ export class AdmissionGuard implements CanActivate {
       tokensPerMinute: limit.tokensPerMinute,
       tokens,
     };
+    if (estimate && principal.keyType === 'dev' && principal.tokenBudgets?.length) {
+      // A DevPass key of a plan with token windows: its worst case in tokens held against them (no credits).
+      return this.admitted(request, reply, await this.budget.admitTokens(principal, String(request.id), tokens, gate), limit, resetSeconds);
+    }
     if (!estimate || principal.keyType === 'dev') {
       const { state, requests, tokens: counted } = await this.store.rateLimit({ ...gate, freePoll: policy.freeSummaryPoll });
       if (state === 'stale') return 'stale';
@@ -136,7 +140,18 @@ export class AdmissionGuard implements CanActivate {
       this.answer(reply, rateDecision(limit, requests, counted, resetSeconds, exceeded), principal.plan);
       return;
     }
-    const result = await this.budget.admit(principal, String(request.id), estimate.credits, gate);
+    return this.admitted(request, reply, await this.budget.admit(principal, String(request.id), estimate.credits, gate), limit, resetSeconds);
+  }
+
+  /** The budget script's answer: 'stale', a 429 or 402 thrown, or the request admitted (its headers, time and reservation held). */
+  private admitted(
+    request: MeteredRequest,
+    reply: FastifyReply,
+    result: AdmitResult & { costNano: number; at: number },
+    limit: RateLimit,
+    resetSeconds: number,
+  ): 'stale' | void {
+    const { principal } = request;
     if (!result.ok && result.reason === 'stale') return 'stale';
     const exceeded = !result.ok && (result.reason === 'requests' || result.reason === 'tokens') ? result.reason : undefined;
     this.answer(reply, rateDecision(limit, result.requests, result.tokens, resetSeconds, exceeded), principal.plan);

@@ -133,17 +133,47 @@ export class BudgetService {
   }
 
   /**
+   * A DevPass key with token windows (its plan's): the request's worst case in tokens (its prompt
+   * plus its output cap) held against every window, in the gate's one script; no credits are
+   * checked or held (DevPass usage never touches them). metering-service settles it to the tokens used.
+   */
+  async admitTokens(principal: Principal, requestId: string, tokens: number, gate: AdmitGate): Promise<AdmitResult & { costNano: number; at: number }> {
+    const now = this.now();
+    const windows = principal.tokenBudgets ?? [];
+    const request: ReserveRequest = {
+      accountId: principal.accountId,
+      requestId,
+      costNano: tokens,
+      ttlMs: this.env.RESERVATION_TTL_MS,
+      devpass: {
+        keyId: principal.keyId,
+        windows: windows.map((window) => ({ key: windowKey(window), amountNano: Number(window.amount) })),
+        at: now.getTime(),
+      },
+    };
+    let result = await this.store.admit(request, gate);
+    if (!result.ok && result.reason === 'cold-allocation') {
+      await this.primeWindows(principal, windows, now, 'tokens');
+      result = await this.store.admit(request, gate);
+    }
+    if (!result.ok && result.reason === 'cold-store') this.recovery?.lost();
+    return { ...result, costNano: tokens, at: now.getTime() };
+  }
+
+  /**
    * A proxy key's budget headers: the budget with least left when the request was admitted (the
    * allocation or one of its budget windows), what it had left and when it next frees room.
    */
   headers(principal: Principal, tightest: TightestBudget, at: number): Record<string, string> {
     const budget = this.budgetOf(principal, tightest.window, at, tightest.oldest);
     if (!budget) return {};
+    const tokens = principal.keyType === 'dev';
     return {
       'x-budget-period': budget.period,
       'x-budget-timezone': budget.timezone,
+      'x-budget-unit': tokens ? 'tokens' : 'credits',
       'x-budget-limit': budget.amount,
-      'x-budget-remaining': formatNano(tightest.left),
+      'x-budget-remaining': tokens ? String(tightest.left) : formatNano(tightest.left),
       ...(budget.resetsAt === null ? {} : { 'x-budget-reset': String(Math.ceil(budget.resetsAt / 1000)) }),
     };
   }
@@ -151,14 +181,17 @@ export class BudgetService {
   /** The allocation (window 0) or budget window `window` of a proxy key, with when it next frees room. */
   private budgetOf(principal: Principal, window: number, at: number, oldest: number): NamedBudget | null {
     const proxy = principal.proxy;
-    if (!proxy) return null;
+    if (!proxy) return principal.tokenBudgets && window > 0 ? this.windowOf(principal.tokenBudgets[window - 1], at, oldest) : null;
     if (window === 0) {
       const reset = nextWindowStart(proxy.spendWindow, new Date(at));
       return { period: proxy.spendWindow ?? 'lifetime', timezone: 'UTC', amount: proxy.allocatedAmount, resetsAt: reset ? reset.getTime() : null };
     }
-    const spec = proxy.budgets[window - 1];
+    return this.windowOf(proxy.budgets[window - 1], at, oldest);
+  }
+
+  /** A budget window as named to the caller: the script answers when its oldest bucket stops counting; a calendar window resets at its boundary. */
+  private windowOf(spec: BudgetWindowSpec | undefined, at: number, oldest: number): NamedBudget | null {
     if (!spec) return null;
-    // The script answers when the oldest bucket stops counting; a calendar window resets at its boundary.
     const resetsAt = parsePeriod(spec.period)?.kind === 'rolling' ? (oldest > 0 ? oldest : null) : windowResetsAt(spec, at);
     return { ...spec, resetsAt };
   }
@@ -168,6 +201,17 @@ export class BudgetService {
     if (!result.ok && result.reason === 'window') {
       const budget = this.budgetOf(principal, result.window, at, result.oldest);
       const when = budget?.resetsAt ? new Date(budget.resetsAt).toISOString() : 'once earlier requests settle';
+      if (principal.keyType === 'dev') {
+        // A usage limit, not a payment: 429 with when room frees (DevPass usage never touches credits).
+        const retryAfter = budget?.resetsAt ? Math.max(1, Math.ceil((budget.resetsAt - at) / 1000)) : 60;
+        return new DomainError(
+          ErrorCode.RateLimited,
+          `DevPass usage limit reached: this request may use up to ${costNano} tokens (its prompt plus its output cap) and the key has ${result.available} left ` +
+            `of its plan's ${budget?.period ?? ''} window of ${budget?.amount ?? '?'} tokens (${budget?.timezone ?? 'UTC'}); it frees room at ${when}`,
+          undefined,
+          { retryAfterSeconds: retryAfter },
+        );
+      }
       return new DomainError(
         ErrorCode.AllocationExhausted,
         `Proxy key budget exhausted: this request may cost up to ${formatNano(costNano)} credits and the key has ${formatNano(result.available)} left ` +
@@ -222,6 +266,7 @@ export class BudgetService {
 
   release(principal: Principal, requestId: string): Promise<void> {
     this.recovery?.forget(requestId);
+    if (principal.keyType === 'dev') return this.store.release(principal.accountId, requestId, principal.keyId, true);
     return this.store.release(principal.accountId, requestId, principal.proxy ? principal.keyId : undefined);
   }
 
@@ -241,26 +286,47 @@ export class BudgetService {
 
   private async prime(principal: Principal, now: Date): Promise<void> {
     const windows: BudgetWindowSpec[] = principal.proxy?.budgets ?? [];
-    const request: AccountBudgetRequest = {
-      accountId: principal.accountId,
-      keyId: principal.proxy ? principal.keyId : undefined,
-      ...(windows.length > 0 ? { windows: windows.map((window) => windowSpan(window, now.getTime())) } : {}),
-    };
-    const budget = await this.services.request(Rpc.accountBudget, request);
+    const budget = await this.readBudget(principal, windows, now, 'credits');
     await this.store.primeBalance(principal.accountId, toNano(budget.credits));
     if (principal.proxy && budget.key) {
       const used = countsInCurrentWindow(principal.proxy.spendWindow, budget.key.windowStartedAt, now) ? toNano(budget.key.used) : 0;
       await this.store.primeKeySpend(principal.accountId, principal.keyId, windowId(principal, now), used, BALANCE_TTL_S);
-      const spent = budget.key.windows ?? [];
-      await this.store.primeWindows(
-        principal.accountId,
-        principal.keyId,
-        windows.map((window, index) => ({
-          key: windowKey(window),
-          buckets: (spent[index] ?? []).map((bucket) => ({ ...windowBucket(window, bucket.at), amountNano: toNano(bucket.credits) })),
-        })),
-        WINDOW_TTL_MS,
-      );
+      await this.loadWindows(principal, windows, budget.key.windows ?? [], 'credits');
     }
+  }
+
+  /** Loads a DevPass key's token windows (or a proxy key's) from the ledger into Redis. */
+  private async primeWindows(principal: Principal, windows: BudgetWindowSpec[], now: Date, unit: 'credits' | 'tokens'): Promise<void> {
+    const budget = await this.readBudget(principal, windows, now, unit);
+    await this.loadWindows(principal, windows, budget.key?.windows ?? [], unit);
+  }
+
+  /** account-service's figures from the ledger: the balance, the key's allocation spend and its windows' buckets. */
+  private readBudget(principal: Principal, windows: BudgetWindowSpec[], now: Date, unit: 'credits' | 'tokens') {
+    const request: AccountBudgetRequest = {
+      accountId: principal.accountId,
+      keyId: principal.proxy || principal.keyType === 'dev' ? principal.keyId : undefined,
+      ...(windows.length > 0 ? { windows: windows.map((window) => windowSpan(window, now.getTime())), unit } : {}),
+    };
+    return this.services.request(Rpc.accountBudget, request);
+  }
+
+  private loadWindows(
+    principal: Principal,
+    windows: BudgetWindowSpec[],
+    spent: { at: number; credits: string }[][],
+    unit: 'credits' | 'tokens',
+  ): Promise<void> {
+    // Tokens are counted as they are; credits in nano-credits.
+    const amountOf = (value: string) => (unit === 'tokens' ? Number(value) : toNano(value));
+    return this.store.primeWindows(
+      principal.accountId,
+      principal.keyId,
+      windows.map((window, index) => ({
+        key: windowKey(window),
+        buckets: (spent[index] ?? []).map((bucket) => ({ ...windowBucket(window, bucket.at), amountNano: amountOf(bucket.credits) })),
+      })),
+      WINDOW_TTL_MS,
+    );
   }
 }

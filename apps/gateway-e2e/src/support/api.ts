@@ -97,7 +97,7 @@ export async function createProxyKey(masterKey: string, fields: ProxyKeyFields =
 }
 
 /** The budgets (`GET /v1/key`, validate) of a proxy key made with `createProxyKey`'s defaults, 5 credits and no window, that spent nothing. */
-export const UNSPENT_BUDGETS = [{ period: 'lifetime', timezone: 'UTC', amount: 5, used: 0, remaining: 5, resets_at: null }];
+export const UNSPENT_BUDGETS = [{ period: 'lifetime', timezone: 'UTC', unit: 'credits', amount: 5, used: 0, remaining: 5, resets_at: null }];
 
 /** The ledger's entry for one request, once metering (asynchronous) has written it; bounded by `timeoutMs`. */
 export async function ledgerEntry(key: string, requestId: string, options: { base?: string; timeoutMs?: number } = {}): Promise<any> {

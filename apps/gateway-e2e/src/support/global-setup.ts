@@ -212,6 +212,8 @@ export default async function globalSetup(): Promise<void> {
     AUTH_CACHE_TTL_SECONDS: '300',
     // A small free-plan limit the rate-limit tests can exhaust; the other plans keep their defaults.
     PLAN_RATE_LIMITS: 'free=40:10000000',
+    // Small DevPass token windows on the basic plan, which budget-windows.spec.ts spends (the other plans keep their defaults).
+    DEVPASS_TOKEN_WINDOWS: 'basic=5h:2000|weekly:3000@Asia/Kolkata',
     KEY_USAGE_FLUSH_MS: '200',
     LOG_LEVEL: 'log',
     MODELS_CONFIG: modelsConfig,

@@ -1,4 +1,4 @@
-import { ALLOCATION_CEILING, Plan, Plans } from '@gateway/contracts';
+import { ALLOCATION_CEILING, IsDevPassWindows, Plan, Plans } from '@gateway/contracts';
 import { DatabaseEnv } from '@gateway/platform';
 import { IsDefined, IsOptional, Matches, ValidateBy } from 'class-validator';
 
@@ -25,6 +25,14 @@ export class KeyServiceEnv extends DatabaseEnv {
     { message: `PLAN_DAILY_LIMITS: a daily limit may not exceed ${ALLOCATION_CEILING}` },
   )
   PLAN_DAILY_LIMITS = DEFAULT_DAILY_LIMITS;
+
+  /**
+   * Token windows per plan for DevPass keys (`plan=period:tokens|…`, `plan=none`); plans left out
+   * keep the defaults (docs/configuration.md, Plans). The same value on key-service (which
+   * enforces them through the edge and reports them) and metering-service (which counts usage into them).
+   */
+  @IsDevPassWindows()
+  DEVPASS_TOKEN_WINDOWS = '';
 }
 
 export function parsePlanAmounts(value: string): Record<Plan, string> {

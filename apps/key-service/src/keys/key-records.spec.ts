@@ -56,7 +56,9 @@ describe('the key view and its budgets', () => {
   it("gives a proxy key one budget: its allocation, what the window's spend left of it, and when the window resets", () => {
     const key = row({ spendWindow: 'daily', usedAmount: new Prisma.Decimal('0.9'), windowStartedAt: new Date('2030-01-15T00:00:00Z') });
     // In binary floating point 1 - 0.9 is 0.09999999999999998: the difference is taken in decimals.
-    expect(keyBudgets(key, now)).toEqual([{ period: 'daily', timezone: 'UTC', amount: 1, used: 0.9, remaining: 0.1, resets_at: unix('2030-01-16T00:00:00Z') }]);
+    expect(keyBudgets(key, now)).toEqual([
+      { period: 'daily', timezone: 'UTC', unit: 'credits', amount: 1, used: 0.9, remaining: 0.1, resets_at: unix('2030-01-16T00:00:00Z') },
+    ]);
     expect(keyBudgets({ ...key, spendWindow: 'weekly', windowStartedAt: new Date('2030-01-14T00:00:00Z') }, now)[0]).toMatchObject({
       period: 'weekly',
       used: 0.9,
@@ -71,12 +73,16 @@ describe('the key view and its budgets', () => {
 
   it('starts a window that has begun since the last charge from zero', () => {
     const key = row({ spendWindow: 'daily', usedAmount: new Prisma.Decimal('0.9'), windowStartedAt: new Date('2030-01-14T00:00:00Z') });
-    expect(keyBudgets(key, now)).toEqual([{ period: 'daily', timezone: 'UTC', amount: 1, used: 0, remaining: 1, resets_at: unix('2030-01-16T00:00:00Z') }]);
+    expect(keyBudgets(key, now)).toEqual([
+      { period: 'daily', timezone: 'UTC', unit: 'credits', amount: 1, used: 0, remaining: 1, resets_at: unix('2030-01-16T00:00:00Z') },
+    ]);
   });
 
   it('has a lifetime budget, never reset, for a key without a window; never less than 0 left', () => {
     const key = row({ allocatedAmount: new Prisma.Decimal('2'), usedAmount: new Prisma.Decimal('2.000000000001') });
-    expect(keyBudgets(key, now)).toEqual([{ period: 'lifetime', timezone: 'UTC', amount: 2, used: 2.000000000001, remaining: 0, resets_at: null }]);
+    expect(keyBudgets(key, now)).toEqual([
+      { period: 'lifetime', timezone: 'UTC', unit: 'credits', amount: 2, used: 2.000000000001, remaining: 0, resets_at: null },
+    ]);
   });
 
   it("shows a proxy key's own record: name, state, expiry and whitelists", () => {
@@ -96,7 +102,7 @@ describe('the key view and its budgets', () => {
       expires_at: unix('2030-02-01T00:00:00Z'),
       model_whitelist: ['sim-chat'],
       ip_whitelist: ['10.0.0.0/8'],
-      budgets: [{ period: 'lifetime', timezone: 'UTC', amount: 1, used: 0, remaining: 1, resets_at: null }],
+      budgets: [{ period: 'lifetime', timezone: 'UTC', unit: 'credits', amount: 1, used: 0, remaining: 1, resets_at: null }],
     });
   });
 

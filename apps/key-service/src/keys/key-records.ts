@@ -1,12 +1,14 @@
 import { ApiKey, Prisma } from '@gateway/db';
 import { countsInCurrentWindow, nextWindowStart } from '@gateway/billing';
-import { BudgetWindowSpec, KeyBudget, KeyTypeNames, KeyView, Principal, ProxyKeyRecord } from '@gateway/contracts';
+import { BudgetWindowSpec, KeyBudget, KeyTypeNames, KeyView, Plan, Principal, ProxyKeyRecord } from '@gateway/contracts';
 import type { Account } from '@gateway/db';
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
-export function toPrincipal(key: ApiKey & { account: Account }): Principal {
+export function toPrincipal(key: ApiKey & { account: Account }, devPassWindows: Record<Plan, BudgetWindowSpec[]>): Principal {
+  const tokenBudgets = key.type === 'dev' ? devPassWindows[key.account.plan] : [];
   return {
+    ...(tokenBudgets.length > 0 ? { tokenBudgets } : {}),
     keyId: key.id,
     keyType: key.type,
     accountId: key.accountId,
@@ -80,6 +82,7 @@ export function keyBudgets(key: Pick<ApiKey, 'type' | 'allocatedAmount' | 'usedA
     {
       period: key.spendWindow ?? 'lifetime',
       timezone: 'UTC',
+      unit: 'credits',
       amount: key.allocatedAmount.toNumber(),
       used: used.toNumber(),
       remaining: Prisma.Decimal.max(0, key.allocatedAmount.minus(used)).toNumber(),

@@ -5,6 +5,7 @@ import { KeyCryptoService } from '../crypto/key-crypto.service';
 import { KeyEventsPublisher } from '../events/key-events.publisher';
 import { toKeyView, toPrincipal } from './key-records';
 import { KeyBudgets } from './key-budgets';
+import { DevPassWindows } from './devpass-windows';
 import { KeysRepository } from './keys.repository';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
@@ -17,11 +18,12 @@ export class KeysService {
     private readonly crypto: KeyCryptoService,
     private readonly events: KeyEventsPublisher,
     private readonly budgets: KeyBudgets,
+    private readonly devPassWindows: DevPassWindows,
   ) {}
 
   async authenticate(keyHash: string): Promise<Principal | null> {
     const key = await this.keys.findByHash(keyHash);
-    return key ? toPrincipal(key) : null;
+    return key ? toPrincipal(key, this.devPassWindows.byPlan) : null;
   }
 
   /**

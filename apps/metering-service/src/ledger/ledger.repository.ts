@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@gateway/db';
 import { spendWindowId, windowBucket, windowKey, windowStartSql } from '@gateway/billing';
-import { BudgetWindowSpec, SpendWindow, UsageRecordedEvent } from '@gateway/contracts';
+import { BudgetWindowSpec, Plan, SpendWindow, UsageRecordedEvent } from '@gateway/contracts';
 
 export interface LedgerWrite {
   state: 'recorded' | 'duplicate';
@@ -11,6 +11,8 @@ export interface LedgerWrite {
   windowId?: string;
   /** For a proxy key with budget windows: the bucket of each the charge counts in (budget-windows.ts). */
   windows?: { key: string; member: number; expiry: number }[];
+  /** The account's plan, for a DevPass key's request (its plan's token windows count it). */
+  plan?: Plan;
 }
 
 /** The buckets a charge made at `at` (ms) counts in, in each of a key's budget windows. */
@@ -115,7 +117,8 @@ daily AS (
     output_tokens = daily_usage.output_tokens + EXCLUDED.output_tokens
   RETURNING 1
 )
-SELECT i.request_id, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key
+SELECT i.request_id, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key,
+       (SELECT a.plan::text FROM accounts a WHERE a.id = i.account_id AND i.key_type = 'dev') AS plan
 FROM ins i LEFT JOIN locked_keys k ON k.id = i.key_id
 WHERE (SELECT count(*) FROM daily) >= 0`;
 
@@ -218,7 +221,7 @@ export class LedgerRepository {
       at_ms: new Date(event.timestamp * 1000).getTime(),
     }));
     const inserted = await this.prisma.$queryRawUnsafe<
-      { request_id: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean }[]
+      { request_id: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean; plan: Plan | null }[]
     >(RECORD_BATCH, JSON.stringify(rows));
     const written = new Map(inserted.map((row) => [row.request_id, row]));
     const seen = new Set<string>();
@@ -232,6 +235,7 @@ export class LedgerRepository {
         credits,
         windowId: charged ? spendWindowId(row.spend_window, new Date(event.timestamp * 1000)) : undefined,
         windows: charged ? chargedWindows(row.budgets, event.timestamp * 1000) : undefined,
+        ...(row.plan ? { plan: row.plan } : {}),
       };
     });
     // A second copy within the batch: charged nothing, settles as its first copy was charged.
@@ -253,6 +257,7 @@ export class LedgerRepository {
           credits,
           windowId: charged ? spendWindowId(row.spend_window, new Date(event.timestamp * 1000)) : undefined,
           windows: charged ? chargedWindows(row.budgets, event.timestamp * 1000) : undefined,
+          ...(row?.plan ? { plan: row.plan } : {}),
         };
       });
     }
@@ -287,11 +292,12 @@ export class LedgerRepository {
   /** Requests recorded before: what each was charged, and its key's spend window. */
   private async recorded(
     requestIds: string[],
-  ): Promise<Map<string, { credits: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean }>> {
+  ): Promise<Map<string, { credits: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean; plan: Plan | null }>> {
     const rows = await this.prisma.$queryRaw<
-      { request_id: string; credits: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean }[]
+      { request_id: string; credits: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean; plan: Plan | null }[]
     >`
-      SELECT u.request_id, u.credits::text AS credits, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key
+      SELECT u.request_id, u.credits::text AS credits, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key,
+             (SELECT a.plan::text FROM accounts a WHERE a.id = u.account_id AND u.key_type = 'dev') AS plan
       FROM usage_logs u LEFT JOIN api_keys k ON k.id = u.key_id
       WHERE u.request_id IN (${Prisma.join([...new Set(requestIds)])})`;
     return new Map(rows.map((row) => [row.request_id, row]));

@@ -1,8 +1,19 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { BudgetStore, priceUsage, Settlement, toNano } from '@gateway/billing';
+import { BudgetStore, priceUsage, Settlement, toNano, windowBucket, windowKey } from '@gateway/billing';
 import { Prisma } from '@gateway/db';
 import { ModelCatalog } from '@gateway/catalog';
-import { printable, UsageDeadLetter, UsageDeadReason, UsageDeadStream, usageEventProblem, UsageRecordedEvent, UsageStream } from '@gateway/contracts';
+import {
+  BudgetWindowSpec,
+  parseDevPassWindows,
+  Plan,
+  printable,
+  UsageDeadLetter,
+  UsageDeadReason,
+  UsageDeadStream,
+  usageEventProblem,
+  UsageRecordedEvent,
+  UsageStream,
+} from '@gateway/contracts';
 import {
   context,
   extractNatsTraceContext,
@@ -63,6 +74,9 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
   private stopping = false;
   private manager?: JetStreamManager;
   private readonly budget: BudgetStore;
+
+  /** The token windows each plan gives its DevPass keys. */
+  private readonly devPassWindows: Record<Plan, BudgetWindowSpec[]>;
   private readonly ledgerWrites: Counter<'result'>;
   private readonly deadLettered: Counter<'reason'>;
   /**
@@ -80,8 +94,12 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     redis: RedisConnection,
     metrics: GatewayMetrics,
     shutdown: GracefulShutdown,
-    @Inject(MeteringEnv) private readonly env: Pick<MeteringEnv, 'METERING_ACK_WAIT_MS' | 'METERING_BATCH_LINGER_MS' | 'METERING_MAX_DELIVERIES'>,
+    @Inject(MeteringEnv)
+    private readonly env: Pick<MeteringEnv, 'METERING_ACK_WAIT_MS' | 'METERING_BATCH_LINGER_MS' | 'METERING_MAX_DELIVERIES' | 'DEVPASS_TOKEN_WINDOWS'>,
   ) {
+    const devPass = parseDevPassWindows(env.DEVPASS_TOKEN_WINDOWS ?? '');
+    if ('problem' in devPass) throw new Error(`DEVPASS_TOKEN_WINDOWS: ${devPass.problem}`);
+    this.devPassWindows = devPass.windows;
     this.budget = new BudgetStore(redis.client);
     this.ledgerWrites = metrics.counter(Metrics.ledgerWrites);
     this.deadLettered = metrics.counter(Metrics.usageEventsDeadLettered);
@@ -326,13 +344,17 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
     if (recorded < written.length) this.ledgerWrites.inc({ result: 'duplicate' }, written.length - recorded);
     // A duplicate was charged when first recorded; if that delivery died before settling, its
     // reservation is still open and settles now (settling is once per reservation).
-    const settlements: Settlement[] = items.map(({ event }, index) => ({
-      accountId: event.accountId,
-      requestId: event.requestId,
-      costNano: event.voids ? 0 : toNano(written[index].credits.toFixed()),
-      // Without a window (nothing charged) only the key's reservation is dropped.
-      proxy: event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written[index].windowId ?? 'none', windows: written[index].windows } : undefined,
-    }));
+    const settlements: Settlement[] = items.map(({ event }, index) =>
+      event.keyType === 'dev'
+        ? this.tokenSettlement(event, written[index].plan)
+        : {
+            accountId: event.accountId,
+            requestId: event.requestId,
+            costNano: event.voids ? 0 : toNano(written[index].credits.toFixed()),
+            // Without a window (nothing charged) only the key's reservation is dropped.
+            proxy: event.keyType === 'proxy' ? { keyId: event.keyId, windowId: written[index].windowId ?? 'none', windows: written[index].windows } : undefined,
+          },
+    );
     const settled = await this.settleHolding(settlements);
     await this.forgetFigures(voided);
     items.forEach(({ event, message, span }, index) => {
@@ -373,6 +395,21 @@ export class UsageConsumer implements OnApplicationBootstrap, OnApplicationShutd
    * from the ledger on the next request). Until then they are lower than the ledger says: a
    * request may be refused that the ledger would admit, never the other way round.
    */
+  /**
+   * A DevPass key's request: its tokens (input plus output; none for a void or an error) counted in
+   * its plan's token windows, in the buckets of when the edge admitted it. No credits move.
+   */
+  private tokenSettlement(event: UsageRecordedEvent, plan: Plan | undefined): Settlement {
+    const windows = plan ? this.devPassWindows[plan] : [];
+    const tokens = event.voids || event.status === 'error' ? 0 : event.inputTokens + event.outputTokens;
+    return {
+      accountId: event.accountId,
+      requestId: event.requestId,
+      costNano: tokens,
+      devpass: { keyId: event.keyId, windows: windows.map((window) => ({ key: windowKey(window), ...windowBucket(window, event.timestamp * 1000) })) },
+    };
+  }
+
   private async forgetFigures(voided: VoidedCharge[]): Promise<void> {
     for (const charge of voided) {
       this.logger.warn(`usage ${charge.requestId}: voided by the edge (the client got an error and no answer); ${charge.credits.toFixed()} credits taken back`);

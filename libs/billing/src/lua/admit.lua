@@ -1,8 +1,10 @@
 -- One round trip per metered request: the generation marker, the revocation epoch, the rate limit,
 -- then the reservation, committing nothing unless all pass (a request refused for its budget counts
 -- nothing against the rate limit). Without the marker Redis lost its state: 'cold-store'.
--- A proxy key's budget windows (KEYS[13..], a hash and an expiry set each; ARGV[11..] their
--- amounts, ARGV[10] the moment they are read at) must each have room for the reservation too.
+-- A proxy key's budget windows (KEYS[13..], a hash and an expiry set each; ARGV[12..] their
+-- amounts, ARGV[11] the moment they are read at) must each have room for the reservation too.
+-- ARGV[10] 'tokens': a DevPass key's token windows, the cost in tokens: no credits are checked or
+-- held, only the key's reservation (in tokens) and its windows.
 -- Returns {state, available, requests, tokens, window, left, oldest}: the rate-limit windows as they
 -- stand (counted on 'ok'); for a proxy key the budget that refused it ('window': its index, 0 being
 -- the spec allocation) or, admitted, the one with least left: its index, what it had left before
@@ -21,33 +23,44 @@ if redis.call('EXISTS', generation_key) == 0 then return {'cold-store', 0, 0, 0}
 if stale(epoch_key, expected_epoch) then return {'stale', 0, 0, 0} end
 local exceeded, requests, tokens = rate_check(requests_key, tokens_key, request_limit, token_limit, rate_cost)
 if exceeded ~= '' then return {exceeded, 0, requests, tokens} end
-local balance = redis.call('GET', balance_key)
-if not balance then return {'cold-balance', 0, requests, tokens} end
-local available = tonumber(balance) - sweep(resv, resv_total, resv_expiries, now)
-if available < cost then return {'credits', math.max(available, 0), requests, tokens} end
+local tokens_mode = ARGV[10] == 'tokens'
+if not tokens_mode then
+  local balance = redis.call('GET', balance_key)
+  if not balance then return {'cold-balance', 0, requests, tokens} end
+  local available = tonumber(balance) - sweep(resv, resv_total, resv_expiries, now)
+  if available < cost then return {'credits', math.max(available, 0), requests, tokens} end
+end
 local tightest, tightest_left, tightest_oldest = 0, 0, 0
--- A negative allocation: not a proxy key (no allocation to check).
-if allocation >= 0 then
-  local used = redis.call('GET', spend_key)
-  if not used then return {'cold-allocation', 0, requests, tokens} end
+-- A negative allocation: not a proxy key (no allocation to check); a DevPass key's token windows
+-- are checked without one.
+if allocation >= 0 or tokens_mode then
+  if not tokens_mode then
+    local used = redis.call('GET', spend_key)
+    if not used then return {'cold-allocation', 0, requests, tokens} end
+  end
   for index = 13, #KEYS, 2 do
     if redis.call('EXISTS', KEYS[index]) == 0 then return {'cold-allocation', 0, requests, tokens} end
   end
   local reserved = sweep(kresv, kresv_total, kresv_expiries, now)
-  local left = allocation - tonumber(used) - reserved
-  if left < cost then return {'allocation', math.max(left, 0), requests, tokens, 0, 0, 0} end
-  tightest_left = left
-  local window_now = tonumber(ARGV[10])
+  if tokens_mode then
+    tightest_left = math.huge
+  else
+    local left = allocation - tonumber(redis.call('GET', spend_key)) - reserved
+    if left < cost then return {'allocation', math.max(left, 0), requests, tokens, 0, 0, 0} end
+    tightest_left = left
+  end
+  local window_now = tonumber(ARGV[11])
   for index = 13, #KEYS, 2 do
     local window = (index - 11) / 2
-    local window_left = tonumber(ARGV[10 + window]) - window_used(KEYS[index], KEYS[index + 1], window_now) - reserved
+    local window_left = tonumber(ARGV[11 + window]) - window_used(KEYS[index], KEYS[index + 1], window_now) - reserved
     if window_left < cost or window_left < tightest_left then
       tightest, tightest_left, tightest_oldest = window, window_left, window_oldest(KEYS[index + 1])
     end
     if window_left < cost then return {'window', math.max(window_left, 0), requests, tokens, tightest, 0, tightest_oldest} end
   end
+  if tightest_left == math.huge then tightest_left = 0 end
   hold(kresv, kresv_total, kresv_expiries, id, cost, now + ttl, ttl)
 end
-hold(resv, resv_total, resv_expiries, id, cost, now + ttl, ttl)
+if not tokens_mode then hold(resv, resv_total, resv_expiries, id, cost, now + ttl, ttl) end
 rate_count(requests_key, tokens_key, rate_cost)
 return {'ok', 0, requests + 1, tokens + rate_cost, tightest, math.max(tightest_left, 0), tightest_oldest}

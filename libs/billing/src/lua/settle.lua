@@ -14,7 +14,10 @@
 local balance_key, resv, resv_total, resv_expiries = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local spend_key, kresv, kresv_total, kresv_expiries = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local balance_late, spend_late, settled = KEYS[9], KEYS[10], KEYS[11]
-local id, cost, has_key, late_ms, settled_ms = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], tonumber(ARGV[5])
+-- ARGV[3]: '0' no key figures, '1' a proxy key's, '2' a DevPass key's token windows (no credits:
+-- only its reservation, in tokens, is dropped and its windows take the tokens).
+local id, cost, key_mode, late_ms, settled_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local has_key, tokens_mode = key_mode == '1', key_mode == '2'
 
 local function move(figure, late, op)
   if redis.call('EXISTS', figure) == 1 then
@@ -33,10 +36,15 @@ redis.call('ZADD', settled, now, id)
 redis.call('ZREMRANGEBYSCORE', settled, '-inf', now - settled_ms)
 redis.call('PEXPIRE', settled, settled_ms)
 
-local reserved = drop(resv, resv_total, resv_expiries, id)
-if has_key then drop(kresv, kresv_total, kresv_expiries, id) end
+local reserved
+if tokens_mode then
+  reserved = drop(kresv, kresv_total, kresv_expiries, id)
+else
+  reserved = drop(resv, resv_total, resv_expiries, id)
+  if has_key then drop(kresv, kresv_total, kresv_expiries, id) end
+end
 if reserved and tonumber(cost) > 0 then
-  move(balance_key, balance_late, 'DECRBY')
+  if not tokens_mode then move(balance_key, balance_late, 'DECRBY') end
   if has_key then move(spend_key, spend_late, 'INCRBY') end
   for index = 12, #KEYS, 3 do
     local window = (index - 12) / 3

@@ -137,6 +137,11 @@ export class AccountBudgetRequest {
   @ValidateNested({ each: true })
   @Type(() => WindowSpanMessage)
   windows?: WindowSpanMessage[];
+
+  /** What the windows count: credits (a proxy key's), or input plus output tokens (a DevPass key's). */
+  @IsOptional()
+  @IsIn(['credits', 'tokens'])
+  unit?: 'credits' | 'tokens';
 }
 
 export class WindowSpanMessage {

@@ -25,4 +25,6 @@ export interface Principal {
   /** The masked key (prefix and last 4), safe for logs. */
   maskedKey: string;
   proxy: ProxyKeyRules | null;
+  /** A DevPass key: the token windows of the account's plan (`DEVPASS_TOKEN_WINDOWS`), amounts in tokens; absent or empty: none. */
+  tokenBudgets?: BudgetWindowSpec[];
 }

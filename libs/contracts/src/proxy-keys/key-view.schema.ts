@@ -18,8 +18,12 @@ export const KeyBudget = Type.Object(
       example: '5h',
     }),
     timezone: Type.String({ description: 'The IANA time zone calendar boundaries are midnight in (the allocation: always `UTC`).', example: 'UTC' }),
-    amount: Type.Number({ minimum: 0, description: 'Credits allowed per window (the allocation: `allocated_ammount`).' }),
-    used: Type.Number({ minimum: 0, description: 'Credits the ledger charged to the key in the current window (the allocation: `used_ammount`).' }),
+    unit: Literals(['credits', 'tokens'] as const, {
+      description:
+        'What `amount`, `used` and `remaining` count: credits (a proxy key), or input plus output tokens (a DevPass key, whose usage never touches credits).',
+    }),
+    amount: Type.Number({ minimum: 0, description: 'Allowed per window (the allocation: `allocated_ammount`).' }),
+    used: Type.Number({ minimum: 0, description: 'What the ledger counted against the key in the current window (the allocation: `used_ammount`).' }),
     remaining: Type.Number({ minimum: 0, description: '`amount - used`, never below 0.' }),
     resets_at: Nullable(Type.Integer(), {
       description:
@@ -42,7 +46,7 @@ export const KeyView = Type.Object(
     ip_whitelist: Type.Array(Type.String(), { description: 'Allowed caller addresses or CIDR blocks; empty means every address.' }),
     budgets: Type.Array(KeyBudget, {
       description:
-        "The limits the key spends against, one entry per window. A proxy key: its allocation first, then its budget windows in the order they were set; master and DevPass keys have none (the account's credits are in `/v1/user/me`).",
+        "The limits the key spends against, one entry per window. A proxy key: its allocation first, then its budget windows in the order they were set. A DevPass key: its plan's token windows. A master key has none (the account's credits are in `/v1/user/me`).",
     }),
   },
   { description: 'The calling key, whatever its type.' },
