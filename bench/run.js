@@ -10,6 +10,9 @@
  * 4. for each concurrency, each target: warm-up, then a measured closed-loop autocannon run; for our
  *    gateway the row closes only when metering has caught up (the ledger holds every request
  *    served; its CPU until then counts) and the ledger check passed (one entry per 2xx answer);
+ *    at 64 connections, right after our row, the same load again authorised by a proxy key with 3
+ *    budget windows beside its allocation (created with the account's master key), its ledger rows
+ *    charged to that key, compared with our plain row (the master key);
  * 5. the same with a ~16 KB prompt that differs per request;
  * 6. sequential streaming requests per target for time to first byte;
  * 7. N concurrent paced streams per target (64, 256, 1024, 2048), escalating until a level stalls
@@ -30,14 +33,21 @@ const cpu = require('./lib/cpu');
 const { openLedger } = require('./lib/ledger');
 const { closedLoop, ttfb, probe, stopCurrent } = require('./lib/load');
 const { startMockUpstream, CONTENT } = require('./lib/mock-upstream');
-const { startOurGateway, DATABASE, REDIS_DB } = require('./lib/our-suite');
+const { startOurGateway, createBudgetKey, keyBudgets, DATABASE, REDIS_DB } = require('./lib/our-suite');
 const { startPortkey, portkeyHeaders } = require('./lib/portkey');
 const { bigPromptBodies } = require('./lib/prompts');
-const { loadTable, ttfbTable, streamsTable, goalLines, addRatios } = require('./lib/report');
+const { loadTable, keyWindowsTable, ttfbTable, streamsTable, goalLines, addRatios } = require('./lib/report');
 const { holdStreams, openFilesLimit } = require('./lib/streams');
 
 const LOG_DIR = path.join(root, 'tmp', 'bench-logs');
 const RESULTS_DIR = path.join(__dirname, 'results');
+/**
+ * Credits of the budget-window key's allocation and of each of its windows: within the enterprise
+ * plan's daily limit (10000, which caps an allocation), and thousands of times what a whole run
+ * spends (a small-prompt request costs about 2e-7 credits at the bench catalog's prices, so even
+ * 120 s at 10,000 req/s stay under 1 credit), so no request is refused for its budget.
+ */
+const KEY_BUDGET_CREDITS = 1000;
 
 function boundedInt(name, fallback, min, max) {
   const raw = process.env[name];
@@ -63,6 +73,9 @@ function config() {
   const streamChunks = boundedInt('BENCH_STREAM_CHUNKS', 200, 2, 4000);
   return {
     connections: boundedList('BENCH_CONNECTIONS', '1,16,64', 1, 1024),
+    keyWindows: boundedInt('BENCH_KEY_WINDOWS', 3, 0, 8),
+    keyWindowsConnections: boundedList('BENCH_KEY_WINDOWS_CONNECTIONS', '64', 1, 1024),
+    keyBudgetCredits: KEY_BUDGET_CREDITS,
     durationSeconds: boundedInt('BENCH_DURATION', 8, 1, 120),
     warmupSeconds: boundedInt('BENCH_WARMUP', 2, 0, 60),
     catchUpSeconds: boundedInt('BENCH_CATCHUP_SECONDS', 60, 5, 600),
@@ -244,7 +257,48 @@ async function main() {
         rssPids: { portkey: portkey.pid },
       },
     ];
-    for (const target of targets) {
+    // The budget windows' row: our gateway again, authorised by a proxy key with budget windows beside
+    // its allocation, made over the API with the account's master key (ours.key), as a customer would.
+    const windowConnections = settings.keyWindowsConnections.filter((connections) => settings.connections.includes(connections));
+    const windowTargetName = settings.keyWindows ? `our gateway, ${settings.keyWindows}-window key` : 'our gateway, proxy key';
+    const skippedWindowConnections = settings.keyWindowsConnections.filter((connections) => !settings.connections.includes(connections));
+    if (skippedWindowConnections.length && settings.connections.length)
+      notes.push(
+        `BENCH_KEY_WINDOWS_CONNECTIONS lists ${skippedWindowConnections.join(', ')}, not in BENCH_CONNECTIONS: no '${windowTargetName}' row there ` +
+          '(it runs right after our plain row at the same concurrency)',
+      );
+    let windowTarget = null;
+    if (windowConnections.length) {
+      try {
+        const created = await createBudgetKey({ url: ours.url, masterKey: ours.key, windows: settings.keyWindows, amount: settings.keyBudgetCredits });
+        const keyId = await ledger.keyIdOf(created.key);
+        if (!keyId) throw new Error('the new proxy key is not in api_keys');
+        windowTarget = {
+          name: windowTargetName,
+          url: `${ours.url}/v1/chat/completions`,
+          headers: { authorization: `Bearer ${created.key}` },
+          key: created.key,
+          keyId,
+          budgets: created.budgets,
+          comparedWith: 'our gateway',
+          model: 'bench-model',
+          pacedModel: 'bench-model-paced',
+          cpuGroups: targets.find((target) => target.name === 'our gateway').cpuGroups,
+          metered: true,
+          rssPids: {},
+        };
+        log(
+          `proxy key ${keyId} created with the master key: ` +
+            created.budgets.map((budget) => `${budget.amount} credits ${budget.period} (${budget.timezone})`).join(', '),
+        );
+      } catch (error) {
+        const note = `the proxy key with ${settings.keyWindows} budget window(s) could not be created, so '${windowTargetName}' is not measured: ${error.message}`;
+        notes.push(note);
+        log(note);
+      }
+    }
+    const allTargets = windowTarget ? [...targets, windowTarget] : targets;
+    for (const target of allTargets) {
       try {
         await verify(target, mock);
         target.verified = true;
@@ -329,6 +383,9 @@ async function main() {
       if (settled.timedOut) notes.push(settleNote(`${target.name} ${scenario} c=${connections}`, settled));
       log(`${label} ${target.name}, ${scenario}, ${connections} connection(s): ${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s measured`);
       const metered = Boolean(target.metered);
+      // A proxy key's budgets (GET /v1/key) before and after: every one must show the row's spend.
+      const readBudgets = () => keyBudgets({ url: ours.url, key: target.key }).catch((error) => ({ error: error.message }));
+      const budgetsBefore = target.keyId ? await readBudgets() : null;
       let warmup = null;
       let warmupCatchUp = null;
       const rowsAtStart = metered ? await ledger.rowCount() : null;
@@ -377,7 +434,14 @@ async function main() {
           // cut at the end of the run (at most one per connection), or answered other than 2xx
           allowedExtra: connections + result.non2xx + result.errors + result.timeouts,
           caughtUp: caught.caughtUp,
+          ...(target.keyId ? { keyId: target.keyId } : {}),
         });
+      }
+      let budgets = null;
+      if (budgetsBefore && ledgerCheck) {
+        budgets = { before: budgetsBefore, after: await readBudgets() };
+        const problems = budgetProblems(budgets.before, budgets.after);
+        if (problems.length) ledgerCheck = { ...ledgerCheck, pass: false, problems: [...ledgerCheck.problems, ...problems] };
       }
       const usage = cpu.diff(before, end);
       const duringRun = cpu.diff(before, atLoadEnd);
@@ -387,6 +451,7 @@ async function main() {
       const row = {
         scenario,
         target: target.name,
+        ...(target.comparedWith ? { comparedWith: target.comparedWith, keyWindows: settings.keyWindows } : {}),
         connections,
         durationSeconds: result.duration,
         okResponses: ok,
@@ -418,6 +483,7 @@ async function main() {
         cpuWindowSeconds: usage.seconds,
         meteringCatchUp: catchUp,
         ledger: ledgerCheck,
+        ...(budgets ? { keyBudgets: budgets } : {}),
         cpuSeconds: {
           ...usage.groups,
           'bench process (load generator + mock thread)': usage.self,
@@ -437,7 +503,8 @@ async function main() {
 
     const loadRows = [];
     const bigRows = [];
-    const totalRuns = (settings.connections.length + settings.bigConnections.length) * measured.length;
+    const windowRuns = windowTarget?.verified && measured.some((target) => target.name === 'our gateway') ? windowConnections : [];
+    const totalRuns = (settings.connections.length + settings.bigConnections.length) * measured.length + windowRuns.length;
     let runNumber = 0;
     const smallBody = (target) => chatBody(target.model, false);
     for (const connections of settings.connections) {
@@ -445,6 +512,21 @@ async function main() {
         checkInterrupted();
         runNumber++;
         loadRows.push(await measureLoad({ scenario: 'small prompt', target, connections, body: smallBody(target), label: `[${runNumber}/${totalRuns}]` }));
+        if (target.name === 'our gateway' && windowRuns.includes(connections)) {
+          // right after our plain row, so the two share the machine's state as far as the bench can tell
+          checkInterrupted();
+          runNumber++;
+          const row = await measureLoad({
+            scenario: 'small prompt',
+            target: windowTarget,
+            connections,
+            body: smallBody(windowTarget),
+            label: `[${runNumber}/${totalRuns}]`,
+          });
+          const after = row.keyBudgets?.after;
+          if (Array.isArray(after)) log(`  the key's budgets, credits used so far: ${after.map((budget) => `${budget.period} ${budget.used}`).join(', ')}`);
+          loadRows.push(row);
+        }
       }
     }
     const bigSamples = {};
@@ -592,6 +674,15 @@ async function main() {
       console.log('');
       console.log(loadTable(loadRows));
     }
+    if (loadRows.some((row) => row.vsPlain)) {
+      console.log('');
+      console.log(
+        `Budget windows: the same small-prompt load authorised by a proxy key with ${settings.keyWindows} budget window(s) beside its allocation ` +
+          `(${settings.keyBudgetCredits} credits each), against our plain row (the master key) just before it; ratios are the key's / the plain row's`,
+      );
+      console.log('');
+      console.log(keyWindowsTable(loadRows));
+    }
     if (bigRows.length) {
       console.log('');
       console.log(
@@ -653,6 +744,7 @@ async function main() {
         mock: { url: mock.url, stats: mockStats },
         ourGateway: {
           url: ours.url,
+          budgetWindowKey: windowTarget && { target: windowTarget.name, keyId: windowTarget.keyId, budgets: windowTarget.budgets },
           model: 'bench-model',
           pacedModel: 'bench-model-paced',
           database: settings.database,
@@ -662,7 +754,7 @@ async function main() {
           processes: Object.keys(ours.pids),
         },
         portkey: { url: portkey.url, version: portkey.version, fetchHeadersShim: portkey.shim },
-        verified: Object.fromEntries(targets.map((target) => [target.name, target.verified])),
+        verified: Object.fromEntries(allTargets.map((target) => [target.name, target.verified])),
       },
       requestBody: JSON.parse(chatBody('<model>', false)),
       bigPromptRequestBytes: bigSamples,
@@ -693,6 +785,27 @@ async function main() {
     process.exit(1);
   }
   process.exit(0);
+}
+
+/**
+ * What is wrong with a proxy key's budgets (GET /v1/key) after a row it authorised, against before:
+ * every budget (the allocation and each window) must have been charged and must have room left.
+ */
+function budgetProblems(before, after) {
+  const problems = [];
+  for (const reading of [before, after]) if (reading.error) problems.push(reading.error);
+  if (problems.length) return problems;
+  if (!Array.isArray(after) || !Array.isArray(before) || after.length !== before.length)
+    return ['GET /v1/key did not list the same budgets before and after the run'];
+  after.forEach((budget, index) => {
+    const name = `${budget.period} (${budget.timezone})`;
+    // a window that moved on during the run (a calendar boundary passed) counts only what came after it
+    const turnedOver = budget.resets_at !== before[index].resets_at;
+    if (!(budget.used > before[index].used || (turnedOver && budget.used > 0)))
+      problems.push(`the key's ${name} budget shows no spend from the run (used ${before[index].used} → ${budget.used})`);
+    if (!(budget.remaining > 0)) problems.push(`the key's ${name} budget has nothing left: the amounts are too small for the run`);
+  });
+  return problems;
 }
 
 /** Line counts of the service logs and their first lines (warnings and errors at LOG_LEVEL=warn). */

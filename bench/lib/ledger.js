@@ -10,11 +10,15 @@
  *   catching up counts towards the run, and the idle polls after it do not.
  * - `check`: one query after a run: every 2xx answer's `x-request-id` must have its ledger row, the
  *   ids must be distinct, and the rows the run added beyond those may only be requests that were not
- *   answered 2xx (the autocannon connections cut at the end of the run, non-2xx answers, errors).
+ *   answered 2xx (the autocannon connections cut at the end of the run, non-2xx answers, errors);
+ *   with `keyId` (a run authorised by one proxy key), every one of those rows must be charged to
+ *   that key, with credits above zero;
+ * - `keyIdOf`: the id of the key with a given value (its lookup hash, as key-service stores it).
  *
  * The polls cost PostgreSQL and NATS a little CPU; the bench's own PostgreSQL backend is left out of
  * the CPU figures (`backendPid`).
  */
+const { createHash } = require('node:crypto');
 const { Client } = require('pg');
 
 const STREAM = 'USAGE'; // libs/contracts/src/streams.ts
@@ -98,6 +102,13 @@ async function openLedger({ databaseUrl, natsUrl }) {
     }
   };
 
+  /** The id of the key whose value this is (null: none), by its SHA-256 lookup hash (apps/key-service/src/crypto). */
+  const keyIdOf = async (value) => {
+    const hash = createHash('sha256').update(value).digest('hex');
+    const { rows } = await client.query('SELECT id FROM api_keys WHERE key_hash = $1', [hash]);
+    return rows[0]?.id ?? null;
+  };
+
   /**
    * @param {object} options
    * @param {string[]} options.ids x-request-id of every 2xx answer of the run
@@ -106,11 +117,19 @@ async function openLedger({ databaseUrl, natsUrl }) {
    * @param {number} options.rowsAfter ledger rows once caught up
    * @param {number} options.allowedExtra requests the run may have had served and metered without a 2xx answer
    * @param {boolean} options.caughtUp whether waitCaughtUp saw metering catch up
+   * @param {string} [options.keyId] the proxy key that authorised every request of the run: its rows must be charged to it
    */
-  const check = async ({ ids, ok, rowsBefore, rowsAfter, allowedExtra, caughtUp }) => {
+  const check = async ({ ids, ok, rowsBefore, rowsAfter, allowedExtra, caughtUp, keyId }) => {
     const distinct = new Set(ids);
-    const { rows } = await client.query('SELECT count(*)::bigint AS n FROM usage_logs WHERE request_id = ANY($1::text[])', [[...distinct]]);
+    const { rows } = await client.query(
+      `SELECT count(*)::bigint AS n,
+              count(*) FILTER (WHERE key_id = $2 AND credits > 0)::bigint AS charged,
+              coalesce(sum(credits) FILTER (WHERE key_id = $2), 0)::text AS credits
+         FROM usage_logs WHERE request_id = ANY($1::text[])`,
+      [[...distinct], keyId ?? null],
+    );
     const matched = Number(rows[0].n);
+    const charged = Number(rows[0].charged);
     const added = rowsAfter - rowsBefore;
     const extra = added - matched;
     const problems = [];
@@ -120,6 +139,8 @@ async function openLedger({ databaseUrl, natsUrl }) {
     if (matched !== distinct.size) problems.push(`${distinct.size - matched} 2xx answer(s) without a ledger row`);
     if (extra < 0) problems.push(`the ledger lost ${-extra} row(s) during the run`);
     if (extra > allowedExtra) problems.push(`${extra} ledger row(s) beyond the 2xx answers, more than the ${allowedExtra} requests not answered 2xx`);
+    if (keyId !== undefined && charged !== matched)
+      problems.push(`${matched - charged} ledger row(s) of the 2xx answers not charged (credits > 0) to the proxy key ${keyId}`);
     return {
       pass: problems.length === 0,
       ok,
@@ -129,6 +150,7 @@ async function openLedger({ databaseUrl, natsUrl }) {
       rowsAdded: added,
       extraRows: extra,
       allowedExtra,
+      ...(keyId === undefined ? {} : { keyId, chargedToKey: charged, keyCredits: rows[0].credits }),
       problems,
     };
   };
@@ -138,7 +160,7 @@ async function openLedger({ databaseUrl, natsUrl }) {
     if (nats) await nats.close().catch(() => undefined);
   };
 
-  return { backendPid, rowCount, backlog, serverPids, waitCaughtUp, check, close, jetstream: Boolean(jsm) };
+  return { backendPid, rowCount, backlog, serverPids, keyIdOf, waitCaughtUp, check, close, jetstream: Boolean(jsm) };
 }
 
 module.exports = { openLedger };

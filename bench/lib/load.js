@@ -196,20 +196,20 @@ async function ttfb({ url, headers, body, count, warmup = 10, timeoutMs = 10_000
   };
 }
 
-/** One request, for checking a target before measuring it. */
-function probe({ url, headers, body, timeoutMs = 10_000 }) {
+/** One request (a POST of a JSON body, or `method` without one), for checking a target or calling its API outside the measured runs. */
+function probe({ url, headers, body, method = 'POST', timeoutMs = 10_000 }) {
   assertLoopback(url);
   const target = new URL(url);
-  const payload = Buffer.from(body);
+  const payload = Buffer.from(body ?? '');
   return new Promise((resolve) => {
     const request = http.request(
       {
         host: target.hostname,
         port: target.port,
         path: target.pathname,
-        method: 'POST',
+        method,
         agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers },
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': payload.length }), ...headers },
         timeout: timeoutMs,
       },
       (response) => {

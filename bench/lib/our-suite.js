@@ -20,6 +20,7 @@ const { stringify } = require('yaml');
 const { ensureInfra, natsServerBinary, waitForPort, defaults } = require('../../tools/scripts/lib/infra');
 const { build } = require('../../tools/scripts/lib/build');
 const { Suite, freePort, root } = require('../../tools/scripts/lib/suite');
+const { probe } = require('./load');
 
 // npm start uses Redis database 0, the end-to-end tests 14. BENCH_DATABASE / BENCH_REDIS_DB move a
 // bench elsewhere, so two checkouts can run one at the same time without dropping each other's data.
@@ -203,4 +204,52 @@ async function startOurGateway({ mockUrl, upstreamKey, logDir, cleanup, log, onU
   };
 }
 
-module.exports = { startOurGateway, withoutProxies, DATABASE, REDIS_DB };
+/**
+ * A proxy key's budget windows beyond its allocation, in the order a key takes them: the first three
+ * are the issue's example (#21); all distinct periods, none the allocation's (lifetime, in UTC).
+ */
+const BUDGET_WINDOWS = [
+  { period: '5h' },
+  { period: 'weekly', timezone: 'Europe/Berlin' },
+  { period: 'monthly' },
+  { period: 'daily', timezone: 'America/New_York' },
+  { period: '7d' },
+  { period: 'quarterly', timezone: 'Asia/Kolkata' },
+  { period: '30m' },
+  { period: '90d' },
+];
+
+/**
+ * Creates a proxy key with `windows` budget windows over the API, as a customer would, with the
+ * account's master key: `POST /v1/auth/proxy/create`. The allocation (lifetime) and every window get
+ * `amount` credits, far above what a run spends, so no request is refused for its budget.
+ * @returns {{ key: string, budgets: object[] }} the key's value and its budgets as the API answered them
+ */
+async function createBudgetKey({ url, masterKey, windows, amount }) {
+  if (windows > BUDGET_WINDOWS.length) throw new Error(`at most ${BUDGET_WINDOWS.length} budget windows`);
+  const body = {
+    name: `bench, ${windows} budget window(s)`,
+    allocated_ammount: amount,
+    budgets: BUDGET_WINDOWS.slice(0, windows).map((window) => ({ amount, ...window })),
+  };
+  const response = await probe({ url: `${url}/v1/auth/proxy/create`, headers: { authorization: `Bearer ${masterKey}` }, body: JSON.stringify(body) });
+  let record = null;
+  try {
+    record = JSON.parse(response.body);
+  } catch {
+    record = null;
+  }
+  if (response.status !== 201 || typeof record?.key !== 'string') {
+    throw new Error(`POST /v1/auth/proxy/create answered ${response.status}: ${response.body.slice(0, 300)}`);
+  }
+  return { key: record.key, budgets: record.budgets ?? [] };
+}
+
+/** The calling key's budgets and where they stand (`GET /v1/key`): [{period, timezone, amount, used, remaining, resets_at}]. */
+async function keyBudgets({ url, key }) {
+  const response = await probe({ url: `${url}/v1/key`, method: 'GET', headers: { authorization: `Bearer ${key}` } });
+  if (response.status !== 200) throw new Error(`GET /v1/key answered ${response.status}: ${response.body.slice(0, 300)}`);
+  return JSON.parse(response.body).budgets;
+}
+
+module.exports = { startOurGateway, createBudgetKey, keyBudgets, withoutProxies, BUDGET_WINDOWS, DATABASE, REDIS_DB };

@@ -29,8 +29,10 @@ const ratio = (ours, theirs) => (typeof ours === 'number' && typeof theirs === '
 
 /**
  * Fills in, for rows of one scenario: `addedP50Ms` (p50 over the mock-direct p50 at the same
- * concurrency) and, on our gateway's rows, `vsPortkey` (ours / Portkey's req/s, added p50 and CPU
- * per request, with Portkey's values).
+ * concurrency); on our gateway's rows, `vsPortkey` (ours / Portkey's req/s, added p50 and CPU
+ * per request, with Portkey's values); on a row with `comparedWith` (the budget-window key's),
+ * `vsPlain` (its req/s, p50, p99 and CPU per request over those of the row it names at the same
+ * concurrency, with that row's values).
  */
 function addRatios(rows) {
   for (const row of rows) {
@@ -47,6 +49,19 @@ function addRatios(rows) {
       addedP50: ratio(row.addedP50Ms, portkey.addedP50Ms),
       serverCpuMsPerRequest: ratio(row.serverCpuMsPerRequest, portkey.serverCpuMsPerRequest),
       portkey: { okPerSecond: portkey.okPerSecond, addedP50Ms: portkey.addedP50Ms, serverCpuMsPerRequest: portkey.serverCpuMsPerRequest },
+    };
+  }
+  for (const row of rows) {
+    if (!row.comparedWith) continue;
+    const plain = rows.find((other) => other.target === row.comparedWith && other.connections === row.connections);
+    if (!plain) continue;
+    row.vsPlain = {
+      target: plain.target,
+      okPerSecond: ratio(row.okPerSecond, plain.okPerSecond),
+      p50: ratio(row.latencyMs.p50, plain.latencyMs.p50),
+      p99: ratio(row.latencyMs.p99, plain.latencyMs.p99),
+      serverCpuMsPerRequest: ratio(row.serverCpuMsPerRequest, plain.serverCpuMsPerRequest),
+      plain: { okPerSecond: plain.okPerSecond, p50Ms: plain.latencyMs.p50, p99Ms: plain.latencyMs.p99, serverCpuMsPerRequest: plain.serverCpuMsPerRequest },
     };
   }
 }
@@ -104,6 +119,34 @@ function loadTable(rows) {
       ];
     }),
     1,
+  );
+}
+
+/**
+ * The budget-window key's rows against our plain rows: per concurrency, each figure as
+ * `plain → key (ratio×)`, the ratio being the key's over the plain row's.
+ */
+function keyWindowsTable(rows) {
+  const pair = (plain, key, ratioValue, decimals) => `${fmt(plain, decimals)} → ${fmt(key, decimals)} (${fmt(ratioValue)}×)`;
+  return table(
+    ['conc', 'budgets', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms/req', 'errors/non-2xx', 'ledger (key row)'],
+    rows
+      .filter((row) => row.vsPlain)
+      .map((row) => {
+        const vs = row.vsPlain;
+        const codes = statusSummary(row.statusCodeStats);
+        return [
+          String(row.connections),
+          `allocation + ${row.keyWindows} window(s)`,
+          pair(vs.plain.okPerSecond, row.okPerSecond, vs.okPerSecond, 0),
+          pair(vs.plain.p50Ms, row.latencyMs.p50, vs.p50, 2),
+          pair(vs.plain.p99Ms, row.latencyMs.p99, vs.p99, 2),
+          pair(vs.plain.serverCpuMsPerRequest, row.serverCpuMsPerRequest, vs.serverCpuMsPerRequest, 3),
+          `${row.errors} / ${row.non2xx}${codes ? ` (${codes})` : ''}`,
+          ledgerCell(row),
+        ];
+      }),
+    2,
   );
 }
 
@@ -225,4 +268,4 @@ function ttfbTable(rows) {
   );
 }
 
-module.exports = { loadTable, ttfbTable, streamsTable, goalLines, addRatios, fmt, signed };
+module.exports = { loadTable, keyWindowsTable, ttfbTable, streamsTable, goalLines, addRatios, fmt, signed };
