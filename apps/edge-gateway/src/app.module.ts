@@ -34,6 +34,7 @@ import { MasterKeyController } from './master-key/master-key.controller';
 import { ServiceClient } from './nats/service-client';
 import { RouterRelay } from './nats/router-relay';
 import { UsageVoids } from './billing/usage-voids';
+import { UsageRefusals } from './billing/usage-refusals';
 import { RouterProbes } from './nats/router-liveness';
 import { ProxyKeysController } from './proxy-keys/proxy-keys.controller';
 import { ProxyKeysService } from './proxy-keys/proxy-keys.service';
@@ -135,6 +136,7 @@ export class EdgeModule {
         ServiceClient,
         RouterRelay,
         UsageVoids,
+        UsageRefusals,
         RouterProbes,
         RequestObserver,
         RedisConnection,

@@ -73,9 +73,20 @@ async function atMost(a: string, b: string | number): Promise<boolean> {
   return (await db.query('SELECT $1::numeric <= $2::numeric AS ok', [a, String(b)])).rows[0].ok;
 }
 
-/** How many requests of a key the ledger holds, charged or not (a DevPass key's cost nothing). */
+/** How many answered requests of a key the ledger holds, charged or not (a DevPass key's cost nothing); refusals apart. */
 async function recorded(keyId: string): Promise<number> {
-  return (await db.query('SELECT count(*)::int AS count FROM usage_logs WHERE key_id = $1', [keyId])).rows[0].count;
+  return (await db.query("SELECT count(*)::int AS count FROM usage_logs WHERE key_id = $1 AND status <> 'refused'", [keyId])).rows[0].count;
+}
+
+/** The request log's refused entries of the account (metering writes them asynchronously): waits for at least one. */
+async function refusedEntries(owner: TestAccount): Promise<any[]> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const logs = await api('GET', '/v1/user/logs?status=refused', { key: owner.masterKey });
+    expect(logs.status).toBe(200);
+    if (logs.body.length > 0 || Date.now() > deadline) return logs.body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Waits until the ledger holds `count` requests of the key (metering is asynchronous); answers its charges. */
@@ -198,6 +209,16 @@ describe('budget windows: 5 hours and weekly on one key', () => {
     const all = await ledgerHolds(id, answered);
     const lateSpend = (await charged(id, start + 2 * HOUR)).total;
     expect(await atMost(all.total, 1)).toBe(true);
+    // The request log names the window that refused it, charging nothing (one entry a minute at most).
+    const refused = (await refusedEntries(owner)).filter((entry) => entry.refused_by?.period === '5h');
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused[0]).toMatchObject({
+      status: 'refused',
+      credits: 0,
+      model: 'sim-pricey',
+      route: 'chat.completions',
+      refused_by: { period: '5h', timezone: 'UTC' },
+    });
     // The oldest charge (09:00) leaves at 14:01, the end of its minute plus 5 hours.
     expect((await budgetOf(key, '5h')).resets_at).toBe((start + 5 * HOUR + MINUTE) / 1000);
 
@@ -381,6 +402,12 @@ describe('DevPass token windows of the plan', () => {
     expect(second.answered).toBeGreaterThan(0);
     expect(messageOf(second.refusal)).toContain("of its plan's weekly window of 3000 tokens (Asia/Kolkata); it frees room at 2027-05-09T18:30:00.000Z");
     expect(await tokensOf(id)).toBeLessThanOrEqual(3000);
+    expect((await refusedEntries(owner)).map((entry) => entry.refused_by)).toEqual(
+      expect.arrayContaining([
+        { period: '5h', timezone: 'UTC' },
+        { period: 'weekly', timezone: 'Asia/Kolkata' },
+      ]),
+    );
     // DevPass usage never touches credits.
     expect((await api('GET', '/v1/user/me', { key: owner.masterKey })).body.credits).toBe(7);
   }, 120_000);

@@ -19,6 +19,7 @@ import { loadScript, type ScriptName } from './lua-scripts';
  *   resv:{A}:settled              requests settled in the last SETTLED_MEMORY_MS (restore skips them)
  *   bal:{A}:late, pused:{A}:…:late          settled while the figure was absent (settle.lua)
  *   rl:{A}[:<bucket>]:r|t|me:<minute>       the rate limit's request and token windows, the free poll's marker
+ *   refused:{A}:<key>:<window>:<minute>   a refusal by that window was logged in that minute
  *   auth:epoch:{A}                the account's revocation epoch (bumped by the edge on a key change)
  *   budget:generation:{<tag>}     present while Redis holds the budget's state: one per hash slot,
  *                                 its tag chosen to hash to the slot (see generationKey)
@@ -395,6 +396,14 @@ export class BudgetStore {
     const windowKeys = (proxy?.windows ?? []).flatMap((window) => keys.budgetWindow(accountId, proxy!.keyId, window));
     // One slot (the account's tag): one command, on a cluster too.
     await this.redis.del(...figures.flatMap((figure) => [figure, keys.late(figure)]), ...windowKeys);
+  }
+
+  /**
+   * Whether this is the first refusal by a key's budget window in this minute (then it is logged):
+   * a client retrying a spent key in a loop must not write a ledger row per attempt.
+   */
+  async firstRefusal(accountId: string, keyId: string, window: string, minute: number): Promise<boolean> {
+    return (await this.redis.set(`refused:${tag(accountId)}:${keyId}:${window}:${minute}`, '1', 'EX', 120, 'NX')) === 'OK';
   }
 
   /**

@@ -22,11 +22,11 @@ export interface PricedUsage {
  * plus generated items (images, videos) at its price per item. `inputTokens` counts every input
  * token; of those, cache reads are priced at `pricing.cache_read`, cache writes at
  * `pricing.cache_write` (each the input price when the catalog sets none), the rest at `input`.
- * Failed requests and DevPass (coding-plan) usage cost nothing; cancelled ones pay for what was
+ * Failed and refused requests and DevPass (coding-plan) usage cost nothing; cancelled ones pay for what was
  * generated. A model no longer in the catalog is priced at zero and reported by the caller.
  */
 export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): PricedUsage {
-  if (event.status === 'error' || event.keyType === 'dev') return { credits: ZERO, known: true };
+  if (event.status === 'error' || event.status === 'refused' || event.keyType === 'dev') return { credits: ZERO, known: true };
   const model = catalog.get(event.model);
   if (!model) return { credits: ZERO, known: false };
   const { input, output, per_item: perItem, cache_read: cacheRead = input, cache_write: cacheWrite = input } = model.config.pricing;

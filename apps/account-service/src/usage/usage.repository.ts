@@ -8,7 +8,8 @@ export interface LogRow {
   route: string;
   credits: Prisma.Decimal;
   created_at: Date;
-  status: 'success' | 'cancelled' | 'error';
+  status: 'success' | 'cancelled' | 'error' | 'refused';
+  refused_by: string | null;
   ip: string;
   input_tokens: number | null;
   output_tokens: number | null;
@@ -94,7 +95,7 @@ export class UsageRepository {
       conditions.push(Prisma.sql`(created_at, request_id) < (${filter.after.createdAt}, ${filter.after.requestId})`);
     }
     return this.prisma.$queryRaw<LogRow[]>`
-      SELECT request_id, masked_key, model, route, credits, created_at, status, ip, input_tokens, output_tokens,
+      SELECT request_id, masked_key, model, route, credits, created_at, status, ip, input_tokens, output_tokens, refused_by,
              cache_read_tokens, cache_write_tokens
       FROM usage_logs WHERE ${Prisma.join(conditions, ' AND ')}
       ORDER BY created_at DESC, request_id DESC

@@ -55,6 +55,11 @@ function toEntry(row: LogRow): LogEntry {
     entry.cache_read_input_tokens = row.cache_read_tokens ?? 0;
     entry.cache_creation_input_tokens = row.cache_write_tokens ?? 0;
   }
+  if (row.refused_by) {
+    // `<period>@<timezone>`: the zone is an IANA name, which never holds an '@'.
+    const at = row.refused_by.lastIndexOf('@');
+    entry.refused_by = { period: row.refused_by.slice(0, at), timezone: row.refused_by.slice(at + 1) };
+  }
   return entry;
 }
 

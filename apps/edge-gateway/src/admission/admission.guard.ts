@@ -7,6 +7,8 @@ import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { AuthenticatedRequest } from '../auth/auth.decorators';
 import { BudgetService, HeldReservation } from '../billing/budget.service';
+import { UsageRefusals } from '../billing/usage-refusals';
+import { callerContext } from '../auth/caller-context';
 import { CostEstimate } from '../billing/request-cost';
 import { CostEstimator, FREE_SUMMARY_POLL, METERED_ROUTE } from '../policy/metering.decorators';
 import { RATE_LIMIT_BUCKET } from '../policy/rate-limit-bucket.decorator';
@@ -69,6 +71,7 @@ export class AdmissionGuard implements CanActivate {
     @Inject(EdgeEnv) env: Pick<EdgeEnv, 'PLAN_RATE_LIMITS'>,
     private readonly budget: BudgetService,
     private readonly auth: ApiKeyGuard,
+    private readonly refusals: UsageRefusals,
   ) {
     this.limits = parseRateLimits(env.PLAN_RATE_LIMITS ?? '');
   }
@@ -144,18 +147,25 @@ export class AdmissionGuard implements CanActivate {
   }
 
   /** The budget script's answer: 'stale', a 429 or 402 thrown, or the request admitted (its headers, time and reservation held). */
-  private admitted(
+  private async admitted(
     request: MeteredRequest,
     reply: FastifyReply,
     result: AdmitResult & { costNano: number; at: number },
     limit: RateLimit,
     resetSeconds: number,
-  ): 'stale' | void {
+  ): Promise<'stale' | void> {
     const { principal } = request;
     if (!result.ok && result.reason === 'stale') return 'stale';
     const exceeded = !result.ok && (result.reason === 'requests' || result.reason === 'tokens') ? result.reason : undefined;
     this.answer(reply, rateDecision(limit, result.requests, result.tokens, resetSeconds, exceeded), principal.plan);
-    if (!result.ok) throw this.budget.refusal(principal, result.costNano, result as ReserveResult, result.at);
+    if (!result.ok) {
+      const window = this.budget.refusingWindow(principal, result);
+      if (window && request.costEstimate) {
+        const { model, route } = request.costEstimate;
+        await this.refusals.record({ ...callerContext(request), admittedAt: result.at }, { model, route }, window);
+      }
+      throw this.budget.refusal(principal, result.costNano, result as ReserveResult, result.at);
+    }
     if (result.tightest) void reply.headers(this.budget.headers(principal, result.tightest, result.at));
     request.admittedAt = result.at;
     this.budget.hold(request, reply.raw);

@@ -196,6 +196,18 @@ export class BudgetService {
     return { ...spec, resetsAt };
   }
 
+  /**
+   * The budget window (`<period>@<timezone>`) that refused a request, for the request log: a proxy
+   * key's allocation or one of its windows, a DevPass key's token window. Null for other refusals.
+   */
+  refusingWindow(principal: Principal, result: AdmitResult): string | null {
+    if (result.ok) return null;
+    if (result.reason === 'allocation') return `${principal.proxy?.spendWindow ?? 'lifetime'}@UTC`;
+    if (result.reason !== 'window') return null;
+    const spec = principal.proxy ? principal.proxy.budgets[result.window - 1] : principal.tokenBudgets?.[result.window - 1];
+    return spec ? windowKey(spec) : null;
+  }
+
   /** The 402 (or 503) for a reservation the script refused. */
   refusal(principal: Principal, costNano: number, result: ReserveResult, at = this.now().getTime()): DomainError {
     if (!result.ok && result.reason === 'window') {

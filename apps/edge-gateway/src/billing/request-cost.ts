@@ -1,12 +1,14 @@
 import { worstCaseCredits } from '@gateway/billing';
 import { ModelCatalog } from '@gateway/catalog';
 import { requireBody, requireModel, reservedOutputCap } from '@gateway/client-formats';
-import type { TextFormat } from '@gateway/contracts';
+import { DECISION_ROUTE, TEXT_ROUTES, type TextFormat } from '@gateway/contracts';
 import { countTextsTokens, countTextTokens } from '@gateway/platform';
 import { baseModelId } from '../auth/access-policy';
 
 export interface CostEstimate {
   model: string;
+  /** The usage route the request is logged under (`chat.completions`, `images.generations`, …). */
+  route: string;
   /** Prompt tokens (counted over the whole body: an upper bound) plus the output cap. */
   tokens: number;
   /** Worst-case cost in credits (a float: it only bounds a reservation; the ledger is exact). */
@@ -31,6 +33,7 @@ export function estimateTextCost(format: TextFormat, catalog: ModelCatalog, body
   const maxOutput = reservedOutputCap(format, body, model.config.max_output_tokens);
   return {
     model: model.config.id,
+    route: TEXT_ROUTES[format],
     tokens: promptTokens + maxOutput,
     // The whole prompt may be written to the provider's cache, which can cost more than input.
     credits: worstCaseCredits(model.config.pricing, { inputTokens: promptTokens, outputTokens: maxOutput, cacheWritable: true }),
@@ -49,7 +52,7 @@ export function estimateDecisionCost(catalog: ModelCatalog, body: Record<string,
   const entry = catalog.get(model);
   if (!entry) return null;
   const tokens = countTextTokens(JSON.stringify(body));
-  return { model, tokens, credits: worstCaseCredits(entry.config.pricing, { inputTokens: tokens }) };
+  return { model, route: DECISION_ROUTE, tokens, credits: worstCaseCredits(entry.config.pricing, { inputTokens: tokens }) };
 }
 
 /** The model a media request is for: the one it names, else the catalog's default for the route (its first model serving it). */
@@ -71,7 +74,7 @@ export function estimateInputCost(catalog: ModelCatalog, route: string, body: Re
   const model = id === undefined ? undefined : catalog.get(id);
   if (!model) return null;
   const tokens = inputTokens(body);
-  return { model: model.config.id, tokens, credits: worstCaseCredits(model.config.pricing, { inputTokens: tokens }) };
+  return { model: model.config.id, route, tokens, credits: worstCaseCredits(model.config.pricing, { inputTokens: tokens }) };
 }
 
 /**
@@ -82,7 +85,7 @@ export function estimateItemCost(catalog: ModelCatalog, route: string, body: Rec
   const id = mediaModelId(catalog, route, body);
   const model = id === undefined ? undefined : catalog.get(id);
   if (!model) return null;
-  return { model: model.config.id, tokens: 0, credits: worstCaseCredits(model.config.pricing, { items }) };
+  return { model: model.config.id, route, tokens: 0, credits: worstCaseCredits(model.config.pricing, { items }) };
 }
 
 /** `n` of an image request, as the worst case counts it. */

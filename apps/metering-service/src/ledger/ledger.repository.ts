@@ -34,7 +34,7 @@ export interface PricedUsage {
 /**
  * Records a batch of usage events in ONE statement (so one implicit transaction): the request logs
  * (idempotent by request id), and from the rows actually inserted the account debits (per account),
- * the proxy keys' spend (per key, by spend window) and the daily counters (per account, UTC day and
+ * the proxy keys' spend (per key, by spend window) and the daily counters of requests served (per account, UTC day and
  * route). Row locks are taken table by table in one order (usage_logs, accounts, api_keys,
  * daily_usage; each CTE waits on the previous one through a scalar sub-query) and, within a table,
  * in key order, so two replicas writing batches that touch the same rows wait, never deadlock.
@@ -48,16 +48,17 @@ const RECORD_BATCH = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(
     request_id text, account_id text, key_id text, key_type text, masked_key text, model text, route text, status text,
-    input_tokens integer, output_tokens integer, cache_read_tokens integer, cache_write_tokens integer, credits numeric, ip text, at_ms bigint)
+    input_tokens integer, output_tokens integer, cache_read_tokens integer, cache_write_tokens integer, credits numeric, ip text, at_ms bigint,
+    refused_by text)
 ),
 ins AS (
   INSERT INTO usage_logs (request_id, account_id, key_id, key_type, masked_key, model, route, status,
-                          input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, created_at)
+                          input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, created_at, refused_by)
   SELECT request_id, account_id, key_id, key_type::"KeyType", masked_key, model, route, status::"UsageStatus",
-         input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, to_timestamp(at_ms / 1000.0)
+         input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, to_timestamp(at_ms / 1000.0), refused_by
   FROM input ORDER BY request_id
   ON CONFLICT (request_id) DO NOTHING
-  RETURNING request_id, account_id, key_id, key_type, credits, created_at, route, input_tokens, output_tokens
+  RETURNING request_id, account_id, key_id, key_type, credits, created_at, route, input_tokens, output_tokens, status
 ),
 debits AS (
   SELECT account_id, sum(credits) AS amount FROM ins WHERE credits <> 0 GROUP BY account_id
@@ -109,7 +110,7 @@ spent AS (
 daily AS (
   INSERT INTO daily_usage (account_id, day, route, requests, input_tokens, output_tokens)
   SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, route, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
-  FROM ins WHERE (SELECT count(*) FROM spent) >= 0
+  FROM ins WHERE (SELECT count(*) FROM spent) >= 0 AND status <> 'refused'
   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (account_id, day, route) DO UPDATE SET
     requests = daily_usage.requests + EXCLUDED.requests,
@@ -219,6 +220,7 @@ export class LedgerRepository {
       credits: credits.toFixed(),
       ip: event.ip,
       at_ms: new Date(event.timestamp * 1000).getTime(),
+      refused_by: event.refusedBy ?? null,
     }));
     const inserted = await this.prisma.$queryRawUnsafe<
       { request_id: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean; plan: Plan | null }[]

@@ -50,6 +50,21 @@ export const LogEntry = Type.Object({
       description: `${CACHE_ROUTES}: of \`input_tokens\`, those written to the provider's prompt cache (charged at the model's \`pricing.cache_write\`).`,
     }),
   ),
+  refused_by: Type.Optional(
+    Type.Object(
+      {
+        period: Type.String({
+          description: "The window's period, as `GET /v1/key` names it (`5h`, `weekly`, a proxy key's allocation: its `spend_window` or `lifetime`).",
+          example: '5h',
+        }),
+        timezone: Type.String({ example: 'UTC' }),
+      },
+      {
+        description:
+          'Entries with status `refused` only: the budget window of the key that was spent (a 402 for a proxy key, a 429 for a DevPass key). Nothing was sent upstream and nothing charged.',
+      },
+    ),
+  ),
 });
 export type LogEntry = Static<typeof LogEntry>;
 

@@ -56,7 +56,7 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
 const REQUIRED_TEXT = ['requestId', 'accountId', 'keyId', 'maskedKey', 'model', 'route', 'ip'] as const;
-const OPTIONAL_TEXT = ['clientRequestId', 'provider', 'upstreamRoute'] as const;
+const OPTIONAL_TEXT = ['clientRequestId', 'provider', 'upstreamRoute', 'refusedBy'] as const;
 const REQUIRED_COUNTS = ['inputTokens', 'outputTokens'] as const;
 const OPTIONAL_COUNTS = ['cacheReadTokens', 'cacheWriteTokens', 'units'] as const;
 const KEY_TYPES = Object.keys(KeyPrefixes);
@@ -110,6 +110,7 @@ export function usageEventProblem(value: unknown): UsageEventProblem | undefined
   }
   if (event.voids !== undefined && event.voids !== true) return invalid('voids', 'must be true when present');
   if (event.voids === true && event.status !== 'error') return invalid('status', "must be 'error' on a void");
+  if ((event.refusedBy !== undefined) !== (event.status === 'refused')) return invalid('refusedBy', "must be present exactly when status is 'refused'");
   const timestamp = event.timestamp;
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0 || timestamp > MAX_TIMESTAMP) {
     return invalid('timestamp', `must be Unix seconds from 0 to ${MAX_TIMESTAMP}`);

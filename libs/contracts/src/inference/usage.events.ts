@@ -1,7 +1,8 @@
 import type { KeyType } from '../keys';
 import type { CallerContext } from './text-generation.messages';
 
-export const USAGE_STATUSES = ['success', 'cancelled', 'error'] as const;
+/** `refused`: the edge refused the request because a budget window of its key was spent (nothing was sent upstream). */
+export const USAGE_STATUSES = ['success', 'cancelled', 'error', 'refused'] as const;
 export type UsageStatus = (typeof USAGE_STATUSES)[number];
 
 /**
@@ -54,10 +55,18 @@ export interface UsageRecordedEvent {
    * under its own message id (`<requestId>:void`): it never stands in for the router's event.
    */
   voids?: true;
+  /**
+   * A `refused` request (published by the edge): the budget window of the key that refused it,
+   * `<period>@<timezone>` (a proxy key's allocation: its spend window, or `lifetime`, in UTC).
+   */
+  refusedBy?: string;
 }
 
 /** What a usage event says about the request beyond who made it. */
-export type UsageFields = Omit<UsageRecordedEvent, 'requestId' | 'clientRequestId' | 'accountId' | 'keyId' | 'keyType' | 'maskedKey' | 'ip' | 'timestamp'>;
+export type UsageFields = Omit<
+  UsageRecordedEvent,
+  'requestId' | 'clientRequestId' | 'accountId' | 'keyId' | 'keyType' | 'maskedKey' | 'ip' | 'timestamp' | 'refusedBy'
+>;
 
 /** The message id a usage event is published under: its request id, or for a void `<requestId>:void`. */
 export function usageMessageId(event: Pick<UsageRecordedEvent, 'requestId' | 'voids'>): string {
@@ -71,6 +80,14 @@ export function usageMessageId(event: Pick<UsageRecordedEvent, 'requestId' | 'vo
  */
 export function usageVoid(caller: CallerContext, usage: Pick<UsageFields, 'model' | 'route'>): UsageRecordedEvent {
   return { ...usageEvent(caller, { ...usage, inputTokens: 0, outputTokens: 0, status: 'error' }), voids: true };
+}
+
+/**
+ * The edge's record of a request it refused because a budget window of the key was spent: nothing
+ * was sent upstream and nothing is charged; the request log names the window.
+ */
+export function usageRefusal(caller: CallerContext, usage: Pick<UsageFields, 'model' | 'route'>, refusedBy: string): UsageRecordedEvent {
+  return { ...usageEvent(caller, { ...usage, inputTokens: 0, outputTokens: 0, status: 'refused' }), refusedBy };
 }
 
 /** The request's usage event, for the caller the edge authenticated, stamped when the edge admitted it (else now). */
