@@ -6,6 +6,7 @@ import { SecuritySchemes } from '../auth/auth.decorators';
 import { ERROR_BODY_SCHEMA } from '../errors/error-formats';
 import { publicPathOf } from '../http/legacy-urls';
 import { documentedErrorFormat, ERROR_FORMAT_EXTENSION } from '../policy/error-format.decorator';
+import { METERED_EXTENSION } from '../policy/metering.decorators';
 import { schemaRef } from './api-docs.decorators';
 import { toOpenApi31 } from './openapi-31';
 
@@ -54,8 +55,18 @@ const HEADERS: Json = {
   'x-ratelimit-remaining-tokens': { schema: { type: 'integer' } },
   'x-ratelimit-reset-tokens': { description: 'Seconds until the window resets, e.g. `42s`.', schema: { type: 'string' } },
   'retry-after': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  'x-budget-period': {
+    description: "A proxy key's (or a DevPass key's) budget with least room when the request was admitted: its period (`daily`, `lifetime`, `5h`, …).",
+    schema: { type: 'string' },
+  },
+  'x-budget-timezone': { description: 'The IANA zone of that budget.', schema: { type: 'string' } },
+  'x-budget-unit': { description: '`credits` (a proxy key) or `tokens` (a DevPass key).', schema: { type: 'string' } },
+  'x-budget-limit': { description: "The budget's amount per window.", schema: { type: 'string' } },
+  'x-budget-remaining': { description: 'What it had left before this request.', schema: { type: 'string' } },
+  'x-budget-reset': { description: 'Unix seconds when it next frees room; absent when nothing will.', schema: { type: 'integer' } },
 };
 const RATE_LIMIT_HEADERS = Object.keys(HEADERS).filter((name) => name.startsWith('x-ratelimit-'));
+const BUDGET_HEADERS = Object.keys(HEADERS).filter((name) => name.startsWith('x-budget-'));
 const headerRefs = (names: string[]): Json => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
 /**
@@ -119,6 +130,8 @@ function finishOperation(path: string, method: string, operation: Json): void {
   // The route's `@ErrorFormat`, the same declaration the exception filter answers by.
   const errorSchema = schemaRef(ERROR_BODY_SCHEMA[documentedErrorFormat(operation)]);
   delete operation[ERROR_FORMAT_EXTENSION];
+  const metered = operation[METERED_EXTENSION] === true;
+  delete operation[METERED_EXTENSION];
   for (const [status, response] of Object.entries(responses)) {
     const code = Number(status);
     if (!response.description) response.description = code < 300 ? 'OK' : (COMMON_ERRORS[code] ?? '');
@@ -126,6 +139,7 @@ function finishOperation(path: string, method: string, operation: Json): void {
     const headers = ['x-request-id', 'x-client-request-id'];
     if (authenticated && (code < 300 || code === 429)) headers.push(...RATE_LIMIT_HEADERS);
     if (code === 429) headers.push('retry-after');
+    if (metered && code < 300) headers.push(...BUDGET_HEADERS);
     response.headers = { ...headerRefs(headers), ...response.headers };
   }
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));

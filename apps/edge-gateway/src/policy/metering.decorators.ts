@@ -1,4 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
 import type { ModelCatalog } from '@gateway/catalog';
 import type { CostEstimate } from '../billing/request-cost';
 
@@ -16,7 +17,16 @@ export type CostEstimator = (catalog: ModelCatalog, body: Record<string, unknown
  * A route that reaches a metered relay without it would run with no reservation and no token
  * limit, which is why `metering-coverage.spec.ts` refuses such a route.
  */
-export const Metered = (estimator: CostEstimator): MethodDecorator => SetMetadata(METERED_ROUTE, estimator);
+export const Metered =
+  (estimator: CostEstimator): MethodDecorator =>
+  (target, key, descriptor) => {
+    SetMetadata(METERED_ROUTE, estimator)(target, key, descriptor);
+    // The API reference documents the budget headers of metered answers.
+    ApiExtension(METERED_EXTENSION, true)(target, key, descriptor);
+  };
+
+/** The OpenAPI extension `@Metered` sets on an operation (removed when the document is built). */
+export const METERED_EXTENSION = 'x-metered';
 
 /**
  * The handler belongs to a controller that reaches a metered relay but does not itself spend
