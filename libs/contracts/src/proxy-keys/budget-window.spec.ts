@@ -1,4 +1,4 @@
-import { budgetWindowsProblem, parsePeriod } from './budget-window';
+import { budgetWindowsProblem, parsePeriod, toBudgetWindowSpecs } from './budget-window';
 
 describe('budget window grammar', () => {
   it('knows rolling durations from 30m to 90d and the calendar units', () => {
@@ -41,5 +41,21 @@ describe('budget window grammar', () => {
       { amount: 9, period: '7d' },
     ];
     expect(budgetWindowsProblem(windows)).toBeNull();
+  });
+
+  it('stores amounts as plain decimals, the zone filled in', () => {
+    expect(
+      toBudgetWindowSpecs([
+        { amount: 0.00000001, period: '5h' },
+        { amount: 0, period: 'daily', timezone: 'Asia/Kolkata' },
+        { amount: 1_000_000_000, period: 'weekly' },
+        { amount: 2.5, period: 'monthly' },
+      ]),
+    ).toEqual([
+      { period: '5h', timezone: 'UTC', amount: '0.00000001' },
+      { period: 'daily', timezone: 'Asia/Kolkata', amount: '0' },
+      { period: 'weekly', timezone: 'UTC', amount: '1000000000' },
+      { period: 'monthly', timezone: 'UTC', amount: '2.5' },
+    ]);
   });
 });

@@ -84,7 +84,9 @@ export function budgetWindowsProblem(value: unknown, field = 'budgets'): string 
 
 /** The key's windows as stored: the zone filled in (UTC), the amount a decimal string. */
 export function toBudgetWindowSpecs(windows: BudgetWindow[]): BudgetWindowSpec[] {
-  return windows.map(({ amount, period, timezone }) => ({ period, timezone: timezone ?? 'UTC', amount: String(amount) }));
+  // Fixed-point (at most 8 decimals, validated), never exponent notation (`String(1e-8)` is `1e-8`).
+  const decimal = (amount: number) => amount.toFixed(8).replace(/\.?0+$/, '') || '0';
+  return windows.map(({ amount, period, timezone }) => ({ period, timezone: timezone ?? 'UTC', amount: decimal(amount) }));
 }
 
 export function IsBudgetWindows(options?: ValidationOptions): PropertyDecorator {
