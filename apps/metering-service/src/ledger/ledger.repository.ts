@@ -119,7 +119,7 @@ daily AS (
   RETURNING 1
 )
 SELECT i.request_id, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key,
-       (SELECT a.plan::text FROM accounts a WHERE a.id = i.account_id AND i.key_type = 'dev') AS plan
+       CASE WHEN i.key_type = 'dev' THEN (SELECT a.plan::text FROM accounts a WHERE a.id = i.account_id) END AS plan
 FROM ins i LEFT JOIN locked_keys k ON k.id = i.key_id
 WHERE (SELECT count(*) FROM daily) >= 0`;
 
@@ -299,7 +299,7 @@ export class LedgerRepository {
       { request_id: string; credits: string; spend_window: SpendWindow | null; budgets: BudgetWindowSpec[] | null; has_key: boolean; plan: Plan | null }[]
     >`
       SELECT u.request_id, u.credits::text AS credits, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key,
-             (SELECT a.plan::text FROM accounts a WHERE a.id = u.account_id AND u.key_type = 'dev') AS plan
+             CASE WHEN u.key_type = 'dev' THEN (SELECT a.plan::text FROM accounts a WHERE a.id = u.account_id) END AS plan
       FROM usage_logs u LEFT JOIN api_keys k ON k.id = u.key_id
       WHERE u.request_id IN (${Prisma.join([...new Set(requestIds)])})`;
     return new Map(rows.map((row) => [row.request_id, row]));
