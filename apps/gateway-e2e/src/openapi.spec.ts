@@ -194,7 +194,7 @@ describe('GET /v1/openapi.json', () => {
     const logEntry = responseSchema(document, 'GET', '/v1/user/logs', 200).items;
     expect(fieldsOf(logEntry)).toEqual(expect.arrayContaining('key model route credits timestamp status ip input_tokens output_tokens'.split(' ')));
     const budget = responseSchema(document, 'GET', '/v1/key', 200).properties.budgets.items;
-    expect(fieldsOf(budget)).toEqual('period timezone amount used remaining resets_at'.split(' '));
+    expect(fieldsOf(budget)).toEqual('period timezone unit amount used remaining resets_at'.split(' '));
   });
 });
 
