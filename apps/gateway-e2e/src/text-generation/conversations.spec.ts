@@ -5,7 +5,7 @@
  * its turn to it, and a conversation is its account's only.
  */
 import OpenAI from 'openai';
-import { api, createAccount, TestAccount } from '../support/api';
+import { api, createAccount, createProxyKey, TestAccount } from '../support/api';
 import { marker, openaiClient, responsesWeatherTool } from '../support/clients';
 
 async function rejected<E>(call: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
@@ -164,6 +164,25 @@ describe('conversations', () => {
     const items = await client.conversations.items.list(id, { order: 'asc' });
     const turn1Text = (completed!.output[0] as { content: { text: string }[] }).content[0].text;
     expect(summary(items.data)).toEqual([`user:remember ${mk}`, `assistant:${turn1Text}`, 'user:and now?', `assistant:${turn2.output_text}`]);
+  });
+
+  it('appends a turn with store: false too, keeping the response itself nowhere', async () => {
+    const { id } = await client.conversations.create();
+    const turn = await client.responses.create({ model: 'sim-chat', conversation: id, input: 'not stored', store: false });
+    expect(turn).toMatchObject({ store: false, conversation: { id } });
+    await rejected(client.responses.retrieve(turn.id), OpenAI.NotFoundError);
+    const items = await client.conversations.items.list(id, { order: 'asc' });
+    expect(summary(items.data)).toEqual(['user:not stored', `assistant:${turn.output_text}`]);
+  });
+
+  it("shows a proxy key only its own conversations; the master key sees the account's", async () => {
+    const proxy = openaiClient((await createProxyKey(account.masterKey, { allocated_ammount: 5 })).key);
+    const byMaster = await client.conversations.create();
+    const byProxy = await proxy.conversations.create({ metadata: { who: 'proxy' } });
+    await rejected(proxy.conversations.retrieve(byMaster.id), OpenAI.NotFoundError);
+    await rejected(proxy.responses.create({ model: 'sim-chat', conversation: byMaster.id, input: 'hi' }), OpenAI.NotFoundError);
+    expect(await proxy.conversations.retrieve(byProxy.id)).toEqual(byProxy);
+    expect(await client.conversations.retrieve(byProxy.id)).toEqual(byProxy);
   });
 
   it("is another account's 404, and unknown ids are 404", async () => {
