@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   AppendConversationItemsRequest,
+  CONVERSATION_APPEND_MAX,
   ConversationItemsRequest,
   SaveStoredResponseRequest,
   StoredItemsRequest,
@@ -73,9 +74,13 @@ export class StoredResponsesClient {
    */
   async appendTurn(caller: CallerContext, conversationId: string, inputItems: Record<string, unknown>[], response: Record<string, unknown>): Promise<void> {
     const output = Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
-    const request: AppendConversationItemsRequest = { ...storeScope(caller), conversationId, items: [...inputItems, ...output] };
+    const items = [...inputItems, ...output];
     try {
-      await this.request(Rpc.conversationsAppend, request);
+      // In order, in writes of at most CONVERSATION_APPEND_MAX items (a long input could exceed one).
+      for (let at = 0; at < items.length; at += CONVERSATION_APPEND_MAX) {
+        const request: AppendConversationItemsRequest = { ...storeScope(caller), conversationId, items: items.slice(at, at + CONVERSATION_APPEND_MAX) };
+        await this.request(Rpc.conversationsAppend, request);
+      }
     } catch (error) {
       const reason = isDomainErrorPayload(error) ? error.message : (error as Error).message;
       this.logger.warn(`response ${String(response.id)} of request ${caller.requestId} was not appended to conversation ${conversationId}: ${reason}`);
