@@ -46,6 +46,7 @@ import { AccountController } from './account/account.controller';
 import { DecisionsController } from './decisions/decisions.controller';
 import { DecisionsService } from './decisions/decisions.service';
 import { StoredResponsesController } from './stored-responses/stored-responses.controller';
+import { ConversationsController } from './conversations/conversations.controller';
 import { TextGenerationController } from './text-generation/text-generation.controller';
 import { TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
@@ -86,6 +87,7 @@ export class EdgeModule {
         DecisionsController,
         TextGenerationController,
         StoredResponsesController,
+        ConversationsController,
         FilesController,
         EmbeddingsController,
         ModerationsController,

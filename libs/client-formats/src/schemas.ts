@@ -5,6 +5,12 @@ import { DetailErrorBody } from './detail/error-body';
 import { AnthropicErrorBody } from './messages/error-body';
 import { MessageObject, MessagesRequest } from './messages/messages.schema';
 import {
+  ConversationCreateRequest,
+  ConversationItemList,
+  ConversationItemsCreateRequest,
+  ConversationObject,
+  ConversationUpdateRequest,
+  DeletedConversation,
   DeletedResponse,
   ResponseInputItemList,
   ResponseObject,
@@ -29,6 +35,12 @@ export const CLIENT_FORMAT_SCHEMAS = {
   ResponsesFunctionCall,
   DeletedResponse,
   ResponseInputItemList,
+  Conversation: ConversationObject,
+  DeletedConversation,
+  ConversationItemList,
+  ConversationCreateRequest,
+  ConversationUpdateRequest,
+  ConversationItemsCreateRequest,
   MessagesRequest,
   Message: MessageObject,
   OpenAIError: OpenAIErrorBody,

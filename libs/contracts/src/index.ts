@@ -16,6 +16,7 @@ export * from './inference/usage.events';
 export * from './inference/usage-event.validation';
 export * from './accounts/account.messages';
 export * from './accounts/stored-responses.messages';
+export * from './accounts/conversations.messages';
 export * from './inference/media.messages';
 export * from './video/video.jobs';
 export * from './nats/contract-schema';

@@ -1,5 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  AppendConversationItemsRequest,
+  CONVERSATION_APPEND_MAX,
+  ConversationItemsRequest,
   SaveStoredResponseRequest,
   StoredItemsRequest,
   StoredResponseRecord,
@@ -36,14 +39,52 @@ export class StoredResponsesClient {
     @Inject(RouterEnv) private readonly env: Pick<RouterEnv, 'STORE_TIMEOUT_MS'>,
   ) {}
 
-  /** `previous_response_id` and `item_reference` replaced by the stored items they name, before the format parses the body. */
-  async resolve(caller: CallerContext, rules: StoredStateRules, body: Record<string, unknown>): Promise<ResolvedRequest> {
+  /**
+   * `previous_response_id`, `conversation` and `item_reference` replaced by the stored items they
+   * name, before the format parses the body. A conversation's items stand where a previous
+   * response's would (the two are exclusive).
+   */
+  async resolve(caller: CallerContext, rules: StoredStateRules, body: Record<string, unknown>): Promise<ResolvedRequest & { conversationId?: string }> {
     const references = rules.references(body);
-    const [previous, items] = await Promise.all([
+    const [previous, conversation, items] = await Promise.all([
       references.previousResponseId ? this.previous(caller, references.previousResponseId) : undefined,
+      references.conversationId ? this.conversation(caller, references.conversationId) : undefined,
       this.items(caller, references.itemIds),
     ]);
-    return rules.resolve(body, previous, items, caller.requestId);
+    const context = conversation ? { response: {}, inputItems: conversation } : previous;
+    return { ...rules.resolve(body, context, items, caller.requestId), conversationId: references.conversationId };
+  }
+
+  /** Every item of the conversation, oldest first, or a 404 naming `conversation` when it is unknown or not the caller's. */
+  async conversation(caller: CallerContext, conversationId: string): Promise<Record<string, unknown>[]> {
+    const request: ConversationItemsRequest = { ...storeScope(caller), conversationId, order: 'asc' };
+    try {
+      return (await this.request(Rpc.conversationsItems, request)).data;
+    } catch (error) {
+      if (isDomainErrorPayload(error) && error.code === ErrorCode.NotFound) {
+        throw new DomainError(ErrorCode.NotFound, `Conversation with id '${conversationId}' not found.`, 'conversation');
+      }
+      throw unavailable(error);
+    }
+  }
+
+  /**
+   * Appends a completed turn (the request's input items, then the response's output items) to its
+   * conversation before the client sees its end. A failure is logged, not answered, as for `save`.
+   */
+  async appendTurn(caller: CallerContext, conversationId: string, inputItems: Record<string, unknown>[], response: Record<string, unknown>): Promise<void> {
+    const output = Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
+    const items = [...inputItems, ...output];
+    try {
+      // In order, in writes of at most CONVERSATION_APPEND_MAX items (a long input could exceed one).
+      for (let at = 0; at < items.length; at += CONVERSATION_APPEND_MAX) {
+        const request: AppendConversationItemsRequest = { ...storeScope(caller), conversationId, items: items.slice(at, at + CONVERSATION_APPEND_MAX) };
+        await this.request(Rpc.conversationsAppend, request);
+      }
+    } catch (error) {
+      const reason = isDomainErrorPayload(error) ? error.message : (error as Error).message;
+      this.logger.warn(`response ${String(response.id)} of request ${caller.requestId} was not appended to conversation ${conversationId}: ${reason}`);
+    }
   }
 
   /** The stored response, or a 404 naming `previous_response_id` when it is unknown, expired or not the caller's. */

@@ -93,7 +93,15 @@ export class TextGenerationService {
     const parsed = format.parse(stored?.body ?? body, { reasoningExcludeSuffix: excludeReasoning, betas: request.betas, reasoningSeal });
     // Stored under the request's own id, so the ids of its output items are the ones a later item_reference names.
     const responseId = format.storedState?.responseId(request.requestId);
-    const save = stored && parsed.store ? (response: Record<string, unknown>) => this.store.save(request, response, stored.inputItems) : undefined;
+    const conversationId = stored?.conversationId;
+    // A completed reply is stored (`store`) and appended to its conversation (`conversation`) before the client sees its end.
+    const save =
+      stored && (parsed.store || conversationId)
+        ? async (response: Record<string, unknown>) => {
+            if (parsed.store) await this.store.save(request, response, stored.inputItems);
+            if (conversationId) await this.store.appendTurn(request, conversationId, stored.ownItems, response);
+          }
+        : undefined;
     outcome.model = parsed.request.model;
     const { model, request: canonical } = servingModel(this.catalog, parsed.request, request.format);
     // The gateway's own count of the prompt, made only when the upstream reports no input: a stream
@@ -109,8 +117,9 @@ export class TextGenerationService {
       excludeReasoning: canonical.reasoning?.exclude ?? false,
       reasoningContentCompat: parsed.reasoningContentCompat,
       metadata: parsed.metadata,
-      store: save !== undefined,
+      store: stored !== undefined && parsed.store,
       previousResponseId: parsed.previousResponseId,
+      conversationId,
       reasoningSummary: parsed.reasoningSummary,
       reasoningSeal: parsed.encryptedReasoning ? reasoningSeal : undefined,
     };

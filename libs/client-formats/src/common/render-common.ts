@@ -18,6 +18,8 @@ export interface RenderContext {
   /** Responses only: echoed as `store` and `previous_response_id` (`ParsedClientRequest.store`, `.previousResponseId`). */
   store?: boolean;
   previousResponseId?: string;
+  /** Responses only: the conversation the turn is appended to, echoed as `conversation: {id}`. */
+  conversationId?: string;
   /**
    * Responses only: the summary kind the client asked for (`ParsedClientRequest.reasoningSummary`).
    * Without one, reasoning items come back with `summary: []`, as OpenAI returns them.

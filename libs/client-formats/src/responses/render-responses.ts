@@ -59,6 +59,7 @@ export function responsesEnvelope(fields: ResponsesEnvelopeFields, context: Rend
     output: fields.output,
     parallel_tool_calls: true,
     previous_response_id: context.previousResponseId ?? null,
+    ...(context.conversationId ? { conversation: { id: context.conversationId } } : {}),
     reasoning: { effort: request.reasoning?.effort ?? null, summary: context.reasoningSummary ?? null },
     store: context.store ?? false,
     temperature: request.temperature ?? 1,

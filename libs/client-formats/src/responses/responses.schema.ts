@@ -171,6 +171,12 @@ export const ResponsesRequest = Type.Object({
         "A stored response of the caller: its input and output items come before this request's `input` (its `instructions` do not carry over). Unknown, expired or another key's: 404.",
     }),
   ),
+  conversation: Maybe(
+    Type.Union([Type.String(), Type.Object({ id: Type.String() })], {
+      description:
+        "A conversation of the caller (`conv_…`, or `{id}`): its items come before this request's `input`, and once the response completes the request's input items and the response's output items are appended to it. Not with `previous_response_id` (400). Unknown or another key's: 404.",
+    }),
+  ),
 });
 export type ResponsesRequest = Static<typeof ResponsesRequest>;
 
@@ -232,6 +238,7 @@ export const ResponseObject = Type.Object(
     max_output_tokens: Nullable(Type.Integer()),
     parallel_tool_calls: Type.Boolean(),
     previous_response_id: Nullable(Type.String({ description: 'As requested.' })),
+    conversation: Type.Optional(Type.Object({ id: Type.String() }, { description: 'The conversation the turn was appended to, when the request named one.' })),
     reasoning: FreeObject({ description: '`{effort, summary}` as requested.' }),
     store: Type.Boolean({ description: "Whether the reply was stored (the request's `store`, default true)." }),
     temperature: Type.Number(),
@@ -246,6 +253,43 @@ export const ResponseObject = Type.Object(
   { description: "A response object; the request's settings are echoed back as OpenAI does." },
 );
 export type ResponseObject = Static<typeof ResponseObject>;
+
+export const ConversationObject = Type.Object(
+  {
+    id: Type.String({ example: 'conv_…' }),
+    object: Literals(['conversation']),
+    created_at: Type.Integer({ description: 'Unix seconds.' }),
+    metadata: Type.Record(Type.String(), Type.String()),
+  },
+  { description: 'A conversation: items kept across responses.' },
+);
+export const DeletedConversation = Type.Object({
+  id: Type.String({ example: 'conv_…' }),
+  object: Literals(['conversation.deleted']),
+  deleted: Type.Literal(true),
+});
+export const ConversationItemList = Type.Object(
+  {
+    object: Literals(['list']),
+    data: Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }), {
+      description: 'Items as stored, with their ids: messages, function calls and their outputs, reasoning.',
+    }),
+    first_id: Nullable(Type.String()),
+    last_id: Nullable(Type.String()),
+    has_more: Type.Boolean(),
+  },
+  { description: "A page of a conversation's items, OpenAI's list shape." },
+);
+export const ConversationCreateRequest = Type.Object({
+  items: Maybe(Type.Array(FreeObject(), { maxItems: 20, description: 'Initial items (Responses-API input items); an item without an id gets one.' })),
+  metadata: Maybe(Type.Record(Type.String(), Type.String(), { description: 'Up to 16 pairs; keys up to 64 characters, values up to 512.' })),
+});
+export const ConversationUpdateRequest = Type.Object({
+  metadata: Type.Record(Type.String(), Type.String(), { description: 'Replaces the metadata: up to 16 pairs.' }),
+});
+export const ConversationItemsCreateRequest = Type.Object({
+  items: Type.Array(FreeObject(), { minItems: 1, maxItems: 20, description: 'Items to add at the end; an item without an id gets one.' }),
+});
 
 export const DeletedResponse = Type.Object({ id: Type.String({ example: 'resp_…' }), object: Literals(['response']), deleted: Type.Literal(true) });
 

@@ -162,3 +162,29 @@ describe('stored responses: rendering', () => {
     expect(encoder.finalResponse?.()).toBeUndefined();
   });
 });
+
+describe('stored responses: conversations', () => {
+  it('names the conversation, given as an id or as {id}', () => {
+    expect(storedReferences({ model: 'm', conversation: 'conv_1', input: 'hi' }).conversationId).toBe('conv_1');
+    expect(storedReferences({ model: 'm', conversation: { id: 'conv_2' }, input: 'hi' }).conversationId).toBe('conv_2');
+    expect(storedReferences({ model: 'm', conversation: null, input: 'hi' }).conversationId).toBeUndefined();
+  });
+
+  it.each([
+    [{ conversation: '' }, 'conversation'],
+    [{ conversation: 7 }, 'conversation'],
+    [{ conversation: {} }, 'conversation.id'],
+    [{ conversation: 'conv_1', previous_response_id: 'resp_1' }, 'conversation'],
+  ])('refuses %j at %s', (body, param) => {
+    expect(rejection(() => storedReferences({ model: 'm', input: 'hi', ...body }))).toMatchObject({ status: 400, param });
+  });
+
+  it("puts the conversation's items first, tells the request's own items apart, and leaves `conversation` out of the body", () => {
+    const conversation: StoredConversation = { response: {}, inputItems: [...turn1.inputItems, ...(turn1.response.output as Record<string, unknown>[])] };
+    const resolved = resolveStoredReferences({ model: 'm', conversation: 'conv_1', input: 'and tomorrow?' }, conversation, {}, 'req_t2');
+    expect(resolved.inputItems.map((item) => item.id)).toEqual(['msg_t1_in0', 'rs_t1', 'fc_t1_0', 'msg_t2_in0']);
+    expect(resolved.ownItems).toEqual([{ id: 'msg_t2_in0', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'and tomorrow?' }] }]);
+    expect(resolved.body).not.toHaveProperty('conversation');
+    expect(() => parse(resolved.body)).not.toThrow();
+  });
+});

@@ -15,6 +15,8 @@ export interface StoredConversation {
 
 export interface StoredReferences {
   previousResponseId?: string;
+  /** `conversation`, a `conv_…` id or `{id}`: its items come before the request's input, and the turn is appended to it. */
+  conversationId?: string;
   /** Ids of `item_reference` input items, in order, without repeats. */
   itemIds: string[];
 }
@@ -24,6 +26,8 @@ export interface ResolvedRequest {
   body: Record<string, unknown>;
   /** The same items, each with an id: what is stored as this response's input items. */
   inputItems: Record<string, unknown>[];
+  /** The request's own items among them (after the earlier turns'): what a conversation gets appended. */
+  ownItems: Record<string, unknown>[];
 }
 
 /** Prefixes OpenAI gives items, by type; an input item the client sent without an id gets one. */
@@ -43,6 +47,10 @@ export function storedReferences(body: unknown): StoredReferences {
   const b = requireBody(body);
   const previousResponseId = optionalString(b, 'previous_response_id', '');
   if (previousResponseId === '') fail('previous_response_id', 'must not be empty');
+  const conversationId = conversationOf(b.conversation);
+  if (conversationId !== undefined && previousResponseId !== undefined) {
+    fail('conversation', "cannot be used together with 'previous_response_id': give one of them");
+  }
   const itemIds: string[] = [];
   if (Array.isArray(b.input)) {
     b.input.forEach((item, i) => {
@@ -51,11 +59,21 @@ export function storedReferences(body: unknown): StoredReferences {
       if (!itemIds.includes(id)) itemIds.push(id);
     });
   }
-  return { previousResponseId, itemIds };
+  return { previousResponseId, conversationId, itemIds };
+}
+
+/** `conversation`: an id, or an object with one; absent or null: none. */
+function conversationOf(conversation: unknown): string | undefined {
+  if (conversation === undefined || conversation === null) return undefined;
+  const id = isObject(conversation)
+    ? requireString(conversation.id, 'conversation.id', { nonEmpty: true })
+    : requireString(conversation, 'conversation', { nonEmpty: true });
+  if (id.length > 256) fail(isObject(conversation) ? 'conversation.id' : 'conversation', 'must be at most 256 characters');
+  return id;
 }
 
 /**
- * Puts the previous response's input and output items before this request's input, replaces each
+ * Puts the previous response's input and output items (or the conversation's items) before this request's input, replaces each
  * `item_reference` with the stored item, and gives every item an id. An item whose id the
  * conversation already holds is dropped rather than sent twice (OpenAI refuses such a duplicate;
  * here the conversation simply keeps its first copy).
@@ -69,7 +87,7 @@ export function resolveStoredReferences(
   const b = requireBody(body);
   const input = ownInput(b.input);
   // Not an input the parser accepts: left as it is for the parser to name the problem.
-  if (input === undefined) return { body: b, inputItems: [] };
+  if (input === undefined) return { body: b, inputItems: [], ownItems: [] };
   const context = previous ? [...previous.inputItems, ...outputItems(previous.response)] : [];
   const known = new Set(context.map((item) => item.id).filter((id): id is string => typeof id === 'string'));
   const hex = requestId.replace(/^req_/, '');
@@ -85,7 +103,10 @@ export function resolveStoredReferences(
     }
   });
   const inputItems = [...context, ...own];
-  return { body: { ...b, input: inputItems }, inputItems };
+  // The conversation is the router's to resolve and append to: the parser never sees it.
+  const resolved: JsonObject = { ...b, input: inputItems };
+  delete resolved.conversation;
+  return { body: resolved, inputItems, ownItems: own };
 }
 
 function outputItems(response: Record<string, unknown>): Record<string, unknown>[] {

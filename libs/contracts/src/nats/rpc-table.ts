@@ -14,6 +14,17 @@ import {
   type StoredItems,
   type StoredResponseRecord,
 } from '../accounts/stored-responses.messages';
+import {
+  AppendConversationItemsRequest,
+  ConversationItemRequest,
+  ConversationItemsRequest,
+  ConversationRequest,
+  CreateConversationRequest,
+  UpdateConversationRequest,
+  type ConversationItemsPage,
+  type ConversationObject,
+  type DeletedConversation,
+} from '../accounts/conversations.messages';
 import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
 import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
 import type { ModelEntry } from '../inference/model-list.schema';
@@ -96,6 +107,16 @@ export const Rpc = {
   responsesDelete: request<StoredResponseRequest, DeletedResponse>(Subjects.responsesDelete, StoredResponseRequest),
   responsesInputItems: request<InputItemsRequest, InputItemsPage>(Subjects.responsesInputItems, InputItemsRequest),
   responsesItems: request<StoredItemsRequest, StoredItems>(Subjects.responsesItems, StoredItemsRequest),
+  conversationsCreate: request<CreateConversationRequest, ConversationObject>(Subjects.conversationsCreate, CreateConversationRequest),
+  conversationsGet: request<ConversationRequest, ConversationObject>(Subjects.conversationsGet, ConversationRequest),
+  conversationsUpdate: request<UpdateConversationRequest, ConversationObject>(Subjects.conversationsUpdate, UpdateConversationRequest),
+  conversationsDelete: request<ConversationRequest, DeletedConversation>(Subjects.conversationsDelete, ConversationRequest),
+  /** The items added, as stored (an id the conversation already holds is kept once). */
+  conversationsAppend: request<AppendConversationItemsRequest, ConversationItemsPage>(Subjects.conversationsAppend, AppendConversationItemsRequest),
+  conversationsItems: request<ConversationItemsRequest, ConversationItemsPage>(Subjects.conversationsItems, ConversationItemsRequest),
+  conversationsItem: request<ConversationItemRequest, Record<string, unknown>>(Subjects.conversationsItem, ConversationItemRequest),
+  /** The conversation, as OpenAI answers the item's deletion. */
+  conversationsDeleteItem: request<ConversationItemRequest, ConversationObject>(Subjects.conversationsDeleteItem, ConversationItemRequest),
   /** The hot path: `TextFrame`s (heartbeats among them), then the end. */
   inferenceText: ofFamily('text', stream<TextGenerationRequest, TextFrame>(Subjects.inferenceText, TextGenerationRequest)),
   /** Every router answers it, whatever its families: `/v1/models` works while any router runs. */
