@@ -8,14 +8,24 @@ import { randomUUID } from 'node:crypto';
 import type { RecordedRequest } from './fake-upstreams';
 import { suiteInfo } from './suite-info';
 
+/**
+ * `fetch`, one turn of the event loop later: after the test process was blocked (the admin CLI of
+ * `createAccount` runs synchronously), the closes of pooled connections the edge ended meanwhile
+ * (idle past its keep-alive) are read before a request could be written to one of them (as `api()`).
+ */
+export const settledFetch: typeof fetch = async (input, init) => {
+  await new Promise((resolve) => setImmediate(resolve));
+  return fetch(input, init);
+};
+
 /** `baseURL: <edge>/v1`. No retries: every request in a test must be exactly one request. */
 export function openaiClient(apiKey: string, base = suiteInfo().edgeA): OpenAI {
-  return new OpenAI({ apiKey, baseURL: `${base}/v1`, maxRetries: 0, timeout: 30_000 });
+  return new OpenAI({ apiKey, baseURL: `${base}/v1`, maxRetries: 0, timeout: 30_000, fetch: settledFetch });
 }
 
 /** `baseURL: <edge>` (the SDK appends `/v1/messages`); the key travels as `x-api-key`. */
 export function anthropicClient(apiKey: string, base = suiteInfo().edgeA): Anthropic {
-  return new Anthropic({ apiKey, baseURL: base, maxRetries: 0, timeout: 30_000 });
+  return new Anthropic({ apiKey, baseURL: base, maxRetries: 0, timeout: 30_000, fetch: settledFetch });
 }
 
 /**
