@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 /** What is kept beside an object's bytes. */
 export interface ObjectMetadata {
   contentType: string;
@@ -18,6 +20,15 @@ export interface ObjectStore {
   put(key: string, body: Buffer, metadata: ObjectMetadata): Promise<void>;
   /** Null when there is no such object. */
   get(key: string): Promise<StoredObject | null>;
+  /**
+   * Writes `body` as it arrives, never holding it whole (uploads staged by the edge); resolves with
+   * the bytes written once the object is visible. A `body` that errors leaves no object behind.
+   */
+  putStream(key: string, body: Readable, metadata: ObjectMetadata): Promise<number>;
+  /** The object's bytes as a stream; null when there is no such object. */
+  getStream(key: string): Promise<Readable | null>;
+  /** Removes the object; a missing one is no error. */
+  delete(key: string): Promise<void>;
 }
 
 export const OBJECT_STORE = Symbol('OBJECT_STORE');
