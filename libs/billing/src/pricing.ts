@@ -7,6 +7,7 @@ import { Decimal } from '@prisma/client/runtime/client';
 const TOKENS_PER_PRICE = 1_000_000;
 const PER_MILLION = new Decimal(TOKENS_PER_PRICE);
 const ZERO = new Decimal(0);
+const MS_PER_SECOND = new Decimal(1000);
 
 const decimal = (value: number | undefined): Decimal => new Decimal(String(value ?? 0));
 
@@ -19,7 +20,8 @@ export interface PricedUsage {
 
 /**
  * The credits a request costs, in exact decimal arithmetic: tokens at the model's price per million,
- * plus generated items (images, videos) at its price per item. `inputTokens` counts every input
+ * plus generated items (images, videos) at its price per item, plus audio milliseconds at its price
+ * per second. `inputTokens` counts every input
  * token; of those, cache reads are priced at `pricing.cache_read`, cache writes at
  * `pricing.cache_write` (each the input price when the catalog sets none), the rest at `input`.
  * Failed and refused requests and DevPass (coding-plan) usage cost nothing; cancelled ones pay for what was
@@ -42,7 +44,8 @@ export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): Pr
     .plus(decimal(event.outputTokens).times(decimal(output)))
     .dividedBy(PER_MILLION);
   const items = decimal(event.units).times(decimal(perItem));
-  return { credits: tokens.plus(items), known: true, ...(inconsistent ? { inconsistent } : {}) };
+  const audio = decimal(event.audioMs).times(decimal(model.config.pricing.per_second)).dividedBy(MS_PER_SECOND);
+  return { credits: tokens.plus(items).plus(audio), known: true, ...(inconsistent ? { inconsistent } : {}) };
 }
 
 /** What a request may use at most, for its worst-case cost. */
@@ -50,6 +53,8 @@ export interface UsageBound {
   inputTokens?: number;
   outputTokens?: number;
   items?: number;
+  /** Seconds of audio, at `pricing.per_second`. */
+  audioSeconds?: number;
   /** Every input token may be written to the provider's prompt cache (text generation), which can cost more than input. */
   cacheWritable?: boolean;
 }
@@ -62,5 +67,6 @@ export function worstCaseCredits(pricing: PricingConfig, bound: UsageBound): num
   const { input, output, per_item: perItem = 0, cache_write: cacheWrite = input } = pricing;
   const inputPrice = bound.cacheWritable ? Math.max(input, cacheWrite) : input;
   const tokens = ((bound.inputTokens ?? 0) * inputPrice + (bound.outputTokens ?? 0) * output) / TOKENS_PER_PRICE;
-  return bound.items ? tokens + bound.items * perItem : tokens;
+  const audio = (bound.audioSeconds ?? 0) * (pricing.per_second ?? 0);
+  return (bound.items ? tokens + bound.items * perItem : tokens) + audio;
 }

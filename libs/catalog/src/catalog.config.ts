@@ -121,6 +121,15 @@ export class PricingConfig {
   @IsNumber()
   @Min(0)
   per_item?: number;
+
+  /**
+   * Credits per second of audio transcribed or translated: the charge when the upstream reports no
+   * tokens (its seconds, else the file's duration), and always the reservation's worst case.
+   */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  per_second?: number;
 }
 
 export class ModelConfig {

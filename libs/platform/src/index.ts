@@ -14,3 +14,4 @@ export * from './usage-event.publish';
 export * from './connection-resilience';
 export * from './usage-dead-letters';
 export * from './nats-transport';
+export * from './audio-duration';

@@ -19,6 +19,8 @@ export interface CallOutcome {
   cacheWriteTokens?: number;
   /** Images generated. */
   units?: number;
+  /** Audio transcribed or translated, in milliseconds (priced per second). */
+  audioMs?: number;
   provider?: string;
   /** The catalog label of the upstream route that served it (`<model>/<route>`). */
   upstreamRoute?: string;
@@ -77,14 +79,26 @@ export class MeteredCalls {
       if (call.signal?.aborted) return undefined;
       outcome.status = 'error';
       outcome.units = undefined;
+      outcome.audioMs = undefined;
       return reply(this.failure(call, error));
     } finally {
       this.running.set(call.family, this.inFlightOf(call.family) - 1);
       // Abandoned by the edge: its client got an error status, and is never charged for it.
       if (call.signal?.aborted) outcome.status = call.signal.reason === ABANDONED_BY_EDGE ? 'error' : 'cancelled';
-      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, status, provider, upstreamRoute } = outcome;
+      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, audioMs, status, provider, upstreamRoute } = outcome;
       const cache = { ...(cacheReadTokens ? { cacheReadTokens } : {}), ...(cacheWriteTokens ? { cacheWriteTokens } : {}) };
-      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, ...cache, units, status, provider, upstreamRoute });
+      void this.usage.record(call.caller, {
+        model,
+        route: call.route,
+        inputTokens,
+        outputTokens,
+        ...cache,
+        units,
+        ...(audioMs !== undefined ? { audioMs } : {}),
+        status,
+        provider,
+        upstreamRoute,
+      });
     }
   }
 

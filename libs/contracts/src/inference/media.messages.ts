@@ -22,6 +22,8 @@ export const MediaRoutes = {
   embeddings: 'embeddings',
   moderations: 'moderations',
   images: 'images.generations',
+  transcriptions: 'audio.transcriptions',
+  translations: 'audio.translations',
 } as const;
 export type MediaRoute = (typeof MediaRoutes)[keyof typeof MediaRoutes];
 
@@ -360,7 +362,11 @@ export interface GeneratedImage {
  */
 export type MediaReply =
   | { kind: 'json'; status: number; body: unknown; /** Seconds, sent as `Retry-After` (a 429). */ retryAfter?: number }
-  | { kind: 'images'; created: number; images: GeneratedImage[] };
+  | { kind: 'images'; created: number; images: GeneratedImage[] }
+  /** A plain-text body (transcriptions as `text`, `srt`, `vtt`). */
+  | { kind: 'text'; status: number; contentType: string; body: string }
+  /** Server-sent events, whole (a streamed transcription: the events as the upstream sent them, in order). */
+  | { kind: 'sse'; events: { event?: string; data: string }[] };
 
 /**
  * One NATS message of a `MediaReply`: its JSON text, cut into parts because a NATS message is

@@ -40,6 +40,12 @@ export interface UsageRecordedEvent {
   cacheWriteTokens?: number;
   /** Items generated (images, videos), priced at the model's `pricing.per_item`; absent for text. */
   units?: number;
+  /**
+   * Audio transcribed or translated, in milliseconds, priced at the model's `pricing.per_second`
+   * (when the upstream reported no tokens: its own seconds, else the duration the edge read from
+   * the file). Absent for other routes.
+   */
+  audioMs?: number;
   status: UsageStatus;
   ip: string;
   /** Unix seconds. */

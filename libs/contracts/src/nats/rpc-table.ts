@@ -26,6 +26,7 @@ import {
   type DeletedConversation,
 } from '../accounts/conversations.messages';
 import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
+import { TranscriptionRequest, TranslationRequest } from '../inference/audio.messages';
 import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
 import type { ModelEntry } from '../inference/model-list.schema';
 import { CreateProxyKeyCommand, ProxyKeyCommand, UpdateProxyKeyCommand } from '../proxy-keys/proxy-key.commands';
@@ -128,6 +129,9 @@ export const Rpc = {
   inferenceEmbeddings: ofFamily('embeddings', stream<EmbeddingsRequest, MediaMessage>(Subjects.inferenceEmbeddings, EmbeddingsRequest)),
   inferenceModerations: ofFamily('moderations', stream<ModerationsRequest, MediaMessage>(Subjects.inferenceModerations, ModerationsRequest)),
   inferenceImages: ofFamily('images', stream<ImageGenerationRequest, MediaMessage>(Subjects.inferenceImages, ImageGenerationRequest)),
+  /** Uploaded-media routes share the `images` family's routers until they get one of their own (API notes). */
+  inferenceTranscriptions: ofFamily('images', stream<TranscriptionRequest, MediaMessage>(Subjects.inferenceTranscriptions, TranscriptionRequest)),
+  inferenceTranslations: ofFamily('images', stream<TranslationRequest, MediaMessage>(Subjects.inferenceTranslations, TranslationRequest)),
   /** One `json` `TextFrame`: the input tokens of a text-generation body; a text router's work (it parses text formats). */
   inferenceCountTokens: ofFamily('text', request<TextGenerationRequest, TextFrame>(Subjects.inferenceCountTokens, TextGenerationRequest)),
   /**

@@ -3,6 +3,7 @@ import { LogEntries, LogEntry, UsageSummary } from '../accounts/account.schema';
 import { Decision, DecisionAnswer, DecisionModel, DecisionQuestion, DecisionRequestBody } from '../inference/decision.schema';
 import { EmbeddingList, ImageGenerationResult, ModerationResult } from '../inference/media.schema';
 import { ModelEntry, ModelList } from '../inference/model-list.schema';
+import { TranscriptionResult } from '../inference/audio.schema';
 import { MessagesTokenCount, ResponsesInputTokens } from '../inference/token-count.schema';
 import { KeyBudget, KeyView } from '../proxy-keys/key-view.schema';
 import { MessageResponse, ProxyKeyRecord, ProxyKeyRecords, RegeneratedKey, ToggleResponse, ValidateProxyKeyResponse } from '../proxy-keys/proxy-key.schema';
@@ -40,6 +41,7 @@ export const API_SCHEMAS = {
   VideoHeartbeat,
   VideoProgress,
   VideoGeneration,
+  TranscriptionResult,
 } satisfies Record<string, TSchema>;
 
 export type ApiSchemaName = keyof typeof API_SCHEMAS;
