@@ -1,3 +1,4 @@
+import { registerMultipartBodyParser } from '../uploads/multipart-body.parser';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
@@ -62,6 +63,7 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
     await (request as { reservation?: HeldReservation }).reservation?.drop();
   });
   registerJsonBodyParser(fastify, env.BODY_LIMIT_BYTES, env.JSON_MAX_DEPTH);
+  registerMultipartBodyParser(fastify);
   fastify.addHook('preValidation', async (request) => refuseUnstorableUrlText(request));
   // Some clients probe the base URL before use; no key is needed and nothing is under /v1 here. HEAD is Fastify's own.
   fastify.get('/', async () => ({ status: 'ok', service: 'edge-gateway' }));
