@@ -53,6 +53,9 @@ import { FilesController } from './files/files.controller';
 import { createObjectStore, FileUrls, OBJECT_STORE } from '@gateway/storage';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { ImagesController } from './images/images.controller';
+import { AudioController } from './audio/audio.controller';
+import { MultipartUploadGuard } from './uploads/multipart-upload.guard';
+import { MultipartUploads } from './uploads/multipart-uploads.service';
 import { MediaRelayService } from './media/media-relay.service';
 import { ModerationsController } from './moderations/moderations.controller';
 import { VideosController } from './videos/videos.controller';
@@ -92,6 +95,7 @@ export class EdgeModule {
         EmbeddingsController,
         ModerationsController,
         ImagesController,
+        AudioController,
         VideosController,
         TokenCountingController,
         ...(testClock ? [TestClockController] : []),
@@ -131,7 +135,9 @@ export class EdgeModule {
         ApiKeyGuard,
         // The rate-limit guard asks this one to authenticate a request again (a stale revocation epoch).
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
-        // After authentication (guards run in registration order).
+        // After authentication (guards run in registration order): multipart routes' files staged, their fields made the body.
+        { provide: APP_GUARD, useClass: MultipartUploadGuard },
+        // After authentication and uploads: the body is known.
         { provide: APP_GUARD, useClass: AdmissionGuard },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
@@ -150,6 +156,7 @@ export class EdgeModule {
         TextGenerationService,
         DecisionsService,
         MediaRelayService,
+        MultipartUploads,
         VideoJobsProducer,
         VideoJobEvents,
         VideosService,

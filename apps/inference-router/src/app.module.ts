@@ -31,6 +31,8 @@ import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';
 import { ImagesController } from './images/images.controller';
 import { ImagesService } from './images/images.service';
+import { AudioController } from './audio/audio.controller';
+import { TranscriptionsService } from './audio/transcriptions.service';
 import { MediaCalls } from './media/media-call';
 import { MeteredCalls } from './metering/metered-calls';
 import { ModerationsController } from './moderations/moderations.controller';
@@ -48,6 +50,7 @@ export const ROUTER_CONTROLLERS = [
   EmbeddingsController,
   ModerationsController,
   ImagesController,
+  AudioController,
   TokenCountingController,
 ];
 
@@ -117,6 +120,7 @@ export class InferenceRouterModule {
         EmbeddingsService,
         ModerationsService,
         ImagesService,
+        TranscriptionsService,
         TokenCountingService,
       ],
     };

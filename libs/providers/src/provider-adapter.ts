@@ -8,6 +8,8 @@ import type {
   ImageResult,
   ModerationRequest,
   ModerationResult,
+  TranscriptionRequest,
+  TranscriptionResult,
 } from '@gateway/canonical';
 import type { ResolvedRoute } from '@gateway/catalog';
 import type { GeneratedVideo, VideoRequest, VideoStatus } from './video';
@@ -69,6 +71,8 @@ export interface ProviderAdapter {
   embed?(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
   moderate?(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult>;
   generateImages?(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+  /** Transcriptions and translations of an uploaded audio file, streamed to the upstream. */
+  transcribe?(route: UpstreamRoute, request: TranscriptionRequest, signal: AbortSignal): Promise<TranscriptionResult>;
   /**
    * The upstream's own count of the request's input tokens (a provider counting endpoint, no
    * generation); undefined when the upstream does not serve one, and the router counts itself.

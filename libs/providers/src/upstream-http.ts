@@ -1,4 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { abortedError, UpstreamError } from './provider-adapter';
 
@@ -94,6 +95,33 @@ export class UpstreamHttpClient {
       throw toUpstreamError(err, signal);
     }
     return Buffer.concat(chunks);
+  }
+
+  /**
+   * POSTs a streamed body of a known length (a multipart upload) and returns the 2xx response's
+   * content type and text; anything else becomes an `UpstreamError`.
+   */
+  async postStream(
+    url: string,
+    headers: Record<string, string>,
+    body: Readable,
+    length: number,
+    signal: AbortSignal,
+  ): Promise<{ contentType: string; text: string }> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, { method: 'POST', dispatcher: this.agent, headers: { ...headers, 'content-length': String(length) }, body, signal });
+    } catch (err) {
+      body.destroy();
+      throw toUpstreamError(err, signal);
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) throw await httpError(response, signal);
+    try {
+      const contentType = response.headers['content-type'];
+      return { contentType: (Array.isArray(contentType) ? contentType[0] : contentType) ?? '', text: await response.body.text() };
+    } catch (err) {
+      throw toUpstreamError(err, signal);
+    }
   }
 
   /** Closes the pool: idle sockets at once, busy ones when their requests finish. */

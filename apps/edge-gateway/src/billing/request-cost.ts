@@ -90,3 +90,17 @@ export function estimateItemCost(catalog: ModelCatalog, route: string, body: Rec
 
 /** `n` of an image request, as the worst case counts it. */
 export const imageCount = (body: Record<string, unknown>): number => positiveInt(body.n) ?? 1;
+
+/**
+ * Transcriptions and translations bill seconds of audio at the model's `pricing.per_second` (or
+ * the tokens the upstream reports): the worst case is the file's duration, read from its container
+ * header while it was uploaded (`file.duration_seconds`).
+ */
+export function estimateAudioCost(catalog: ModelCatalog, route: string, body: Record<string, unknown>): CostEstimate | null {
+  const id = mediaModelId(catalog, route, body);
+  const model = id === undefined ? undefined : catalog.get(id);
+  if (!model) return null;
+  const file = body.file as { duration_seconds?: unknown } | undefined;
+  const seconds = typeof file?.duration_seconds === 'number' ? file.duration_seconds : 0;
+  return { model: model.config.id, route, tokens: 0, credits: worstCaseCredits(model.config.pricing, { audioSeconds: seconds }) };
+}

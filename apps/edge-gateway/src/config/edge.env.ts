@@ -128,4 +128,14 @@ export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @Min(100)
   @Max(15_000)
   VIDEO_HEARTBEAT_MS: number = 10_000;
+
+  /** Bytes of one audio file uploaded for a transcription or translation (OpenAI's limit: 25 MB); one more is a 413. */
+  @IsInt()
+  @Min(1024)
+  AUDIO_UPLOAD_MAX_FILE_BYTES: number = 25 * 1024 * 1024;
+
+  /** Bytes of a whole transcription or translation request (the file, its text fields, the multipart framing). */
+  @IsInt()
+  @Min(1024)
+  AUDIO_UPLOAD_MAX_REQUEST_BYTES: number = 26 * 1024 * 1024;
 }

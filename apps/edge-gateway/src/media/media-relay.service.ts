@@ -14,7 +14,12 @@ import { DomainError, ErrorCode } from '@gateway/errors';
 type MediaBody = { model?: string | null } & object;
 
 /** The media subjects of the `Rpc` table: their replies are `MediaMessage`s. */
-export type MediaContract = typeof Rpc.inferenceEmbeddings | typeof Rpc.inferenceModerations | typeof Rpc.inferenceImages;
+export type MediaContract =
+  | typeof Rpc.inferenceEmbeddings
+  | typeof Rpc.inferenceModerations
+  | typeof Rpc.inferenceImages
+  | typeof Rpc.inferenceTranscriptions
+  | typeof Rpc.inferenceTranslations;
 
 /**
  * Relays an embeddings, moderation or image request to the router: fills in the route's default

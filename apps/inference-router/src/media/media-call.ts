@@ -12,6 +12,8 @@ const FAMILY_OF: Record<MediaRoute, RouterFamily> = {
   [MediaRoutes.embeddings]: Rpc.inferenceEmbeddings.family,
   [MediaRoutes.moderations]: Rpc.inferenceModerations.family,
   [MediaRoutes.images]: Rpc.inferenceImages.family,
+  [MediaRoutes.transcriptions]: Rpc.inferenceTranscriptions.family,
+  [MediaRoutes.translations]: Rpc.inferenceTranslations.family,
 };
 
 /** The reply of a call the edge abandoned (it answered its client already): sent to nobody. */

@@ -1,5 +1,7 @@
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
+import type { TranscriptionRequest, TranscriptionResult } from '@gateway/canonical';
+import { fromOpenAIAudio, openAIAudioBody } from './openai-audio';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { countTextsTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
@@ -82,6 +84,15 @@ export class OpenAIAdapter implements ProviderAdapter {
       images.push({ bytes, contentType: sniffImageType(bytes), revisedPrompt: image.revisedPrompt });
     }
     return { images };
+  }
+
+  /** `POST /audio/transcriptions` or `/audio/translations`: the file re-streamed from the store as multipart. */
+  async transcribe(route: UpstreamRoute, request: TranscriptionRequest, signal: AbortSignal): Promise<TranscriptionResult> {
+    const body = openAIAudioBody(request, route.upstreamModel);
+    const path = request.task === 'translate' ? 'audio/translations' : 'audio/transcriptions';
+    const headers = { ...authHeaders(route), 'content-type': body.contentType };
+    const { text } = await this.http.postStream(endpointUrl(route, path), headers, body.stream, body.length, signal);
+    return fromOpenAIAudio(request, text);
   }
 
   /** Closes the connection pool (on shutdown). */

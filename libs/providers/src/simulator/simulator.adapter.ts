@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
+import type { TranscriptionRequest, TranscriptionResult } from '@gateway/canonical';
 import { countTextTokensUpTo } from '@gateway/platform';
 import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../provider-adapter';
 import { splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
 import { simulatedPng } from './simulator-image';
 import { simulatedModeration } from './simulator-moderation';
+import { simulatedTranscription } from './simulator-transcription';
 import { simulatorVideos } from './simulator-video';
 import { joinPieces, simulateTurn, type SimulatedTurn } from './simulator-turn';
 
@@ -92,6 +94,12 @@ export class SimulatorAdapter implements ProviderAdapter {
       images.push({ bytes: simulatedPng(seed, width, height), contentType: 'image/png', revisedPrompt: request.prompt });
     }
     return { images };
+  }
+
+  /** Text naming the file and its true duration, read from its header (see `simulatedTranscription`). */
+  async transcribe(route: UpstreamRoute, request: TranscriptionRequest, signal: AbortSignal): Promise<TranscriptionResult> {
+    this.beforeMediaCall(route, signal);
+    return simulatedTranscription(request);
   }
 
   /** A real test-pattern clip after a simulated wait (see `simulatorVideos`). */

@@ -1,0 +1,130 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  MediaReply,
+  MediaRoutes,
+  type StagedFile,
+  type TranscriptionBody,
+  type TranscriptionRequest as TranscriptionMessage,
+  type TranslationRequest,
+} from '@gateway/contracts';
+import type { TranscriptionRequest, TranscriptionResult, TranscriptionTask, UploadedFile } from '@gateway/canonical';
+import type { CatalogModel } from '@gateway/catalog';
+import { DomainError, ErrorCode } from '@gateway/errors';
+import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
+import { MediaCalls } from '../media/media-call';
+import type { CallOutcome } from '../metering/metered-calls';
+import { UpstreamCaller } from '../providers/upstream-caller';
+
+const TEXT_TYPES: Record<string, string> = { text: 'text/plain; charset=utf-8', srt: 'text/plain; charset=utf-8', vtt: 'text/vtt; charset=utf-8' };
+
+/**
+ * `POST /v1/audio/transcriptions` and `/translations`. The edge staged the file in the object store;
+ * the adapter streams it from there to the upstream (opened anew for each attempt), and the staged
+ * object is deleted once the call is over, however it ended.
+ *
+ * Billing: the upstream's tokens when it reports tokens and the model prices tokens; otherwise
+ * seconds of audio at `pricing.per_second` — the upstream's own seconds, else the duration the edge
+ * read from the file's header. `text`, `srt` and `vtt` answers carry no usage, so the bill is never
+ * read from the answer the client gets: `json` answers without a usage get the billed seconds.
+ */
+@Injectable()
+export class TranscriptionsService {
+  private readonly logger = new Logger(TranscriptionsService.name);
+
+  constructor(
+    private readonly calls: MediaCalls,
+    private readonly upstream: UpstreamCaller,
+    @Inject(OBJECT_STORE) private readonly store: ObjectStore,
+  ) {}
+
+  transcribe(request: TranscriptionMessage): Promise<MediaReply> {
+    return this.run(request, 'transcribe');
+  }
+
+  translate(request: TranslationRequest): Promise<MediaReply> {
+    return this.run(request, 'translate');
+  }
+
+  private async run(request: TranscriptionMessage | TranslationRequest, task: TranscriptionTask): Promise<MediaReply> {
+    const route = task === 'translate' ? MediaRoutes.translations : MediaRoutes.transcriptions;
+    try {
+      return await this.calls.run(request, route, async (outcome) => {
+        const { body } = request;
+        outcome.model = body.model;
+        const model = this.calls.resolveModel(route, body.model);
+        outcome.model = model.config.id;
+        const canonical = this.toCanonical(request.body, task, model);
+        const signal = new AbortController().signal;
+        const { result, route: served } = await this.upstream.withFallback(model.routes, signal, (adapter, upstreamRoute) => {
+          if (!adapter.transcribe) throw new Error(`the ${upstreamRoute.adapter} adapter does not transcribe audio (catalog model ${model.config.id})`);
+          return adapter.transcribe(upstreamRoute, canonical, signal);
+        });
+        Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label });
+        const billedSeconds = this.bill(outcome, result, model, canonical.durationSeconds);
+        return this.reply(result, canonical, billedSeconds);
+      });
+    } finally {
+      await this.store
+        .delete(request.body.file.key)
+        .catch((error: unknown) => this.logger.warn(`could not delete the staged upload ${request.body.file.key}: ${String(error)}`));
+    }
+  }
+
+  private toCanonical(body: TranscriptionBody | TranslationRequest['body'], task: TranscriptionTask, model: CatalogModel): TranscriptionRequest {
+    const transcription = body as TranscriptionBody;
+    if (transcription.stream === true) {
+      throw new DomainError(ErrorCode.InvalidRequest, `stream is not served for ${model.config.id} by this gateway yet; send stream=false`, 'stream');
+    }
+    const format = body.response_format ?? 'json';
+    if (transcription.timestamp_granularities?.length && format !== 'verbose_json') {
+      throw new DomainError(ErrorCode.InvalidRequest, 'timestamp_granularities needs response_format verbose_json', 'timestamp_granularities');
+    }
+    return {
+      task,
+      model: model.config.id,
+      file: this.uploaded(body.file),
+      durationSeconds: body.file.duration_seconds ?? 0,
+      responseFormat: format,
+      language: task === 'transcribe' ? transcription.language : undefined,
+      prompt: body.prompt,
+      temperature: body.temperature,
+      timestampGranularities: task === 'transcribe' ? transcription.timestamp_granularities : undefined,
+    };
+  }
+
+  private uploaded(file: StagedFile): UploadedFile {
+    return {
+      filename: file.filename,
+      contentType: file.content_type,
+      bytes: file.bytes,
+      open: async () => {
+        const stream = await this.store.getStream(file.key);
+        if (!stream) throw new DomainError(ErrorCode.InvalidRequest, 'The uploaded file is gone from the staging store; send the request again', 'file');
+        return stream;
+      },
+    };
+  }
+
+  /** Fills the usage event; the seconds billed, or undefined when billed by tokens. */
+  private bill(outcome: CallOutcome, result: TranscriptionResult, model: CatalogModel, measuredSeconds: number): number | undefined {
+    const usage = result.usage;
+    if (usage?.type === 'tokens') {
+      outcome.inputTokens = usage.inputTokens;
+      outcome.outputTokens = usage.outputTokens;
+      const { input, output } = model.config.pricing;
+      if (input > 0 || output > 0) return undefined;
+    }
+    const seconds = usage?.type === 'duration' ? usage.seconds : measuredSeconds;
+    outcome.audioMs = Math.round(seconds * 1000);
+    return outcome.audioMs / 1000;
+  }
+
+  private reply(result: TranscriptionResult, request: TranscriptionRequest, billedSeconds: number | undefined): MediaReply {
+    if (result.body.kind === 'text') {
+      return { kind: 'text', status: 200, contentType: TEXT_TYPES[request.responseFormat] ?? TEXT_TYPES.text, body: result.body.text };
+    }
+    const value = { ...result.body.value };
+    if (value.usage === undefined && billedSeconds !== undefined) value.usage = { type: 'duration', seconds: billedSeconds };
+    return { kind: 'json', status: 200, body: value };
+  }
+}
