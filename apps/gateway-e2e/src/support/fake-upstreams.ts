@@ -46,6 +46,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OPENAI_MEDIA_HANDLERS } from './fake-openai-media';
+import { OPENAI_AUDIO_HANDLERS, summarizeMultipart } from './fake-openai-audio';
 
 /** Provider keys the router calls the fakes with (FAKE_OPENAI_KEY / FAKE_ANTHROPIC_KEY in the suite env). */
 export const FAKE_OPENAI_KEY = 'sk-fake-openai-e2e-0123456789';
@@ -155,6 +156,8 @@ async function startServer(kind: FakeUpstream['kind'], handler: Handler): Promis
       } catch {
         // recorded as text
       }
+      const contentType = String(incoming.headers['content-type'] ?? '');
+      if (/^multipart\/form-data/i.test(contentType)) body = summarizeMultipart(Buffer.concat(chunks), contentType) ?? text;
       const recorded: RecordedRequest = {
         seq: ++seq,
         method: incoming.method ?? '',
@@ -383,6 +386,8 @@ function openaiTurn(body: any): Turn {
 }
 
 async function handleOpenAI(request: RecordedRequest, response: ServerResponse): Promise<void> {
+  const audio = OPENAI_AUDIO_HANDLERS[`${request.method} ${request.path}`];
+  if (audio) return audio(request, response);
   const media = OPENAI_MEDIA_HANDLERS[`${request.method} ${request.path.startsWith('/files/') ? '/files/' : request.path}`];
   if (media) return media(request, response);
   if (request.path === '/v1/videos' || request.path.startsWith('/v1/videos/')) return handleOpenAIVideos(request, response);

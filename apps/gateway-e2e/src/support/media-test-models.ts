@@ -1,5 +1,7 @@
 /** Catalog entries for the media tests (see fake-openai-media.ts for what each upstream model does). */
 export const FAKE_IMAGE_PER_ITEM = 0.05;
+/** Credits per second of audio of the fake transcription models. */
+export const FAKE_AUDIO_PER_SECOND = 0.006;
 
 export function mediaTestModels(openaiRoute: (upstream: string) => object): Record<string, unknown>[] {
   const base = { owned_by: 'e2e', created: 1767225600 };
@@ -51,5 +53,27 @@ export function mediaTestModels(openaiRoute: (upstream: string) => object): Reco
     },
     { ...base, id: 'reject-400-image', pricing: { input: 0, output: 0, per_item: 1 }, endpoints: ['images.generations'], routes: [openaiRoute('reject-400')] },
     { ...base, id: 'broken-image', pricing: { input: 0, output: 0, per_item: 1 }, endpoints: ['images.generations'], routes: [openaiRoute('always-500')] },
+    ...(
+      [
+        ['fake-whisper', 'whisper-echo'],
+        ['fake-whisper-silent', 'whisper-silent'],
+        ['reject-400-whisper', 'reject-400'],
+        ['broken-whisper', 'always-500'],
+      ] as const
+    ).map(([id, upstream]) => ({
+      ...base,
+      id,
+      pricing: { input: 0, output: 0, per_second: FAKE_AUDIO_PER_SECOND },
+      endpoints: ['audio.transcriptions', 'audio.translations'],
+      routes: [openaiRoute(upstream)],
+    })),
+    // Priced by tokens (and by seconds when the upstream reports none).
+    {
+      ...base,
+      id: 'fake-gpt-transcribe',
+      pricing: { input: 2.5, output: 10, per_second: FAKE_AUDIO_PER_SECOND },
+      endpoints: ['audio.transcriptions', 'audio.translations'],
+      routes: [openaiRoute('whisper-tokens')],
+    },
   ];
 }
