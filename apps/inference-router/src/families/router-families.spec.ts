@@ -42,6 +42,8 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
         Subjects.inferenceEmbeddings,
         Subjects.inferenceModerations,
         Subjects.inferenceImages,
+        Subjects.inferenceTranscriptions,
+        Subjects.inferenceTranslations,
       ].sort(),
     );
   });
@@ -56,7 +58,8 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
 
   it('the production groups: embeddings with moderations, images, decisions', () => {
     expect(subscribed(' embeddings , moderations ')).toEqual([...EVERY_ROUTER, Subjects.inferenceEmbeddings, Subjects.inferenceModerations].sort());
-    expect(subscribed('images')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages].sort());
+    // Uploaded media (transcriptions, translations) share the images family's routers.
+    expect(subscribed('images')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages, Subjects.inferenceTranscriptions, Subjects.inferenceTranslations].sort());
     expect(subscribed('decisions')).toEqual([...EVERY_ROUTER, Subjects.inferenceDecide].sort());
   });
 
