@@ -17,6 +17,10 @@ models:
     pricing: { input: 0, output: 0, per_item: 0.04 }
     endpoints: [images.generations]
     routes: [{ adapter: simulator, upstream_model: y }]
+  - id: listener
+    pricing: { input: 2.5, output: 10, per_second: 0.006 }
+    endpoints: [audio.transcriptions]
+    routes: [{ adapter: simulator, upstream_model: z }]
 `,
   {},
   () => undefined,
@@ -71,6 +75,15 @@ describe('priceUsage', () => {
 
   it('prices generated items at the model price per item', () => {
     expect(priceUsage(catalog, event({ model: 'painter', route: 'images.generations', units: 3 })).credits.toString()).toBe('0.12');
+  });
+
+  it('prices audio milliseconds at the model price per second, exactly, beside any tokens', () => {
+    const audio = (fields: Partial<UsageRecordedEvent>) =>
+      priceUsage(catalog, event({ model: 'listener', route: 'audio.transcriptions', ...fields })).credits.toString();
+    expect(audio({ audioMs: 2500 })).toBe('0.015');
+    expect(audio({ audioMs: 1 })).toBe('0.000006');
+    expect(audio({ inputTokens: 1000, outputTokens: 200 })).toBe('0.0045');
+    expect(audio({ audioMs: 2500, status: 'error' })).toBe('0');
   });
 
   it('charges nothing for failures, DevPass usage or unknown models (the last reported as unknown)', () => {
