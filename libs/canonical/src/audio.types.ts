@@ -24,6 +24,8 @@ export interface TranscriptionRequest {
   prompt?: string;
   temperature?: number;
   timestampGranularities?: string[];
+  /** Server-sent events `transcript.text.delta` / `transcript.text.done` (transcriptions, `json` or `text`). */
+  stream?: boolean;
 }
 
 /** What an upstream says a transcription used. */
@@ -32,7 +34,11 @@ export type TranscriptionUsage =
 
 export interface TranscriptionResult {
   /** `json` / `verbose_json`: the object; `text` / `srt` / `vtt`: the text. */
-  body: { kind: 'json'; value: Record<string, unknown> } | { kind: 'text'; text: string };
+  body:
+    | { kind: 'json'; value: Record<string, unknown> }
+    | { kind: 'text'; text: string }
+    /** A stream's events in order, each event's `data` a JSON object with its `type`. */
+    | { kind: 'sse'; events: Record<string, unknown>[] };
   /** The upstream's usage, when its answer carried one. */
   usage?: TranscriptionUsage;
 }

@@ -117,6 +117,27 @@ describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {
       expect(row).toMatchObject({ route: 'audio.transcriptions', status: 'success', credits: decimal('0.00025') });
     });
 
+    it('stream: transcript.text.delta events, then transcript.text.done with the usage billed', async () => {
+      const name = `${marker('stream')}.wav`;
+      const { data: stream, response } = await openai.audio.transcriptions
+        .create({ file: await toFile(audio, name), model: 'sim-transcribe', stream: true })
+        .withResponse();
+      const events: any[] = [];
+      for await (const event of stream) events.push(event);
+      const done = events.at(-1);
+      expect(done).toMatchObject({ type: 'transcript.text.done', usage: { type: 'duration', seconds: 2.5 } });
+      expect(events.slice(0, -1).every((event) => event.type === 'transcript.text.delta')).toBe(true);
+      expect(
+        events
+          .slice(0, -1)
+          .map((event) => event.delta)
+          .join(''),
+      ).toBe(done.text);
+      expect(done.text).toContain(name);
+      const row = await ledgerRow(response.headers.get('x-request-id')!);
+      expect(row).toMatchObject({ route: 'audio.transcriptions', credits: decimal('0.00025') });
+    });
+
     it('translations: billed under audio.translations', async () => {
       const { data, response } = await openai.audio.translations
         .create({ file: await toFile(wav(1.25), `${marker('tr')}.wav`), model: 'sim-transcribe' })
@@ -173,6 +194,19 @@ describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {
       const row = await ledgerRow(response.headers.get('x-request-id')!);
       // 1000 input tokens at 2.5 and 200 output tokens at 10 per million.
       expect(row).toMatchObject({ model: 'fake-gpt-transcribe', credits: decimal('0.0045'), input_tokens: FAKE_AUDIO_TOKENS.input_tokens });
+    });
+
+    it('a stream from the upstream: its events relayed, the tokens of its done event billed', async () => {
+      const name = `${marker('upstream-stream')}.wav`;
+      const { data: stream, response } = await openai.audio.transcriptions
+        .create({ file: await toFile(wav(1), name), model: 'fake-gpt-transcribe', stream: true })
+        .withResponse();
+      const events: any[] = [];
+      for await (const event of stream) events.push(event);
+      expect(events.at(-1)).toMatchObject({ type: 'transcript.text.done', text: expect.stringContaining(name), usage: { type: 'tokens' } });
+      expect((await upstreamReceived(name))[0].body.fields.stream).toBe('true');
+      const row = await ledgerRow(response.headers.get('x-request-id')!);
+      expect(row).toMatchObject({ model: 'fake-gpt-transcribe', credits: decimal('0.0045') });
     });
 
     it.each(['json', 'text'] as const)('an answer without usage (%s) is billed at the duration read from the file', async (format) => {

@@ -7,6 +7,7 @@
  *   seconds: FAKE_AUDIO_SECONDS}` (not the file's duration: upstream usage must win).
  * - `whisper-tokens`: as `whisper-echo`, reporting FAKE_AUDIO_TOKENS (`type: "tokens"`).
  * - `whisper-silent`: no usage in any format.
+ * - `stream=true` (any model): `transcript.text.delta` events, then `transcript.text.done` with FAKE_AUDIO_TOKENS.
  * - `always-500`: HTTP 500; `reject-400`: HTTP 400 with FAKE_AUDIO_REJECTION.
  */
 import { createHash } from 'node:crypto';
@@ -70,6 +71,16 @@ function audio(request: RecordedRequest, response: ServerResponse): void {
   const translating = request.path.endsWith('/translations');
   const text = `${translating ? 'Fake translation' : 'Fake transcript'} of ${file.filename} (${file.size} bytes)`;
   const format = String(body?.fields?.response_format ?? 'json');
+  if (body?.fields?.stream === 'true') {
+    const done = {
+      type: 'transcript.text.done',
+      text,
+      usage: { type: 'tokens', ...FAKE_AUDIO_TOKENS, total_tokens: FAKE_AUDIO_TOKENS.input_tokens + FAKE_AUDIO_TOKENS.output_tokens },
+    };
+    const events = [...text.split(/(?<= )/).map((delta) => ({ type: 'transcript.text.delta', delta })), done];
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    return void response.end(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join(''));
+  }
   if (format === 'text' || format === 'srt' || format === 'vtt') {
     response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
     return void response.end(format === 'vtt' ? `WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n${text}\n\n` : `${text}\n`);

@@ -72,10 +72,11 @@ export class TranscriptionsService {
 
   private toCanonical(body: TranscriptionBody | TranslationRequest['body'], task: TranscriptionTask, model: CatalogModel): TranscriptionRequest {
     const transcription = body as TranscriptionBody;
-    if (transcription.stream === true) {
-      throw new DomainError(ErrorCode.InvalidRequest, `stream is not served for ${model.config.id} by this gateway yet; send stream=false`, 'stream');
-    }
     const format = body.response_format ?? 'json';
+    const stream = task === 'transcribe' && transcription.stream === true;
+    if (stream && format !== 'json' && format !== 'text') {
+      throw new DomainError(ErrorCode.InvalidRequest, 'stream needs response_format json or text', 'stream');
+    }
     if (transcription.timestamp_granularities?.length && format !== 'verbose_json') {
       throw new DomainError(ErrorCode.InvalidRequest, 'timestamp_granularities needs response_format verbose_json', 'timestamp_granularities');
     }
@@ -89,6 +90,7 @@ export class TranscriptionsService {
       prompt: body.prompt,
       temperature: body.temperature,
       timestampGranularities: task === 'transcribe' ? transcription.timestamp_granularities : undefined,
+      stream,
     };
   }
 
@@ -120,6 +122,14 @@ export class TranscriptionsService {
   }
 
   private reply(result: TranscriptionResult, request: TranscriptionRequest, billedSeconds: number | undefined): MediaReply {
+    if (result.body.kind === 'sse') {
+      const events = result.body.events.map((event) =>
+        event.type === 'transcript.text.done' && event.usage === undefined && billedSeconds !== undefined
+          ? { ...event, usage: { type: 'duration', seconds: billedSeconds } }
+          : event,
+      );
+      return { kind: 'sse', events: events.map((event) => ({ data: JSON.stringify(event) })) };
+    }
     if (result.body.kind === 'text') {
       return { kind: 'text', status: 200, contentType: TEXT_TYPES[request.responseFormat] ?? TEXT_TYPES.text, body: result.body.text };
     }

@@ -1,4 +1,5 @@
 import type { TranscriptionRequest, TranscriptionResult, TranscriptionUsage } from '@gateway/canonical';
+import { createParser } from 'eventsource-parser';
 import { multipartBody, type MultipartPart } from '../multipart-body';
 import { asRecord, malformedResponse } from '../upstream-http';
 
@@ -16,6 +17,7 @@ export function toOpenAIAudioParts(request: TranscriptionRequest, upstreamModel:
   if (request.prompt !== undefined) parts.push({ name: 'prompt', value: request.prompt });
   if (request.temperature !== undefined) parts.push({ name: 'temperature', value: String(request.temperature) });
   for (const granularity of request.timestampGranularities ?? []) parts.push({ name: 'timestamp_granularities[]', value: granularity });
+  if (request.stream) parts.push({ name: 'stream', value: 'true' });
   return parts;
 }
 
@@ -35,6 +37,7 @@ export function transcriptionUsageOf(value: unknown): TranscriptionUsage | undef
 
 /** The upstream's answer in the format asked: JSON for `json` / `verbose_json` (with its usage), text otherwise. */
 export function fromOpenAIAudio(request: TranscriptionRequest, text: string): TranscriptionResult {
+  if (request.stream) return fromOpenAIAudioStream(text);
   if (request.responseFormat !== 'json' && request.responseFormat !== 'verbose_json') return { body: { kind: 'text', text } };
   let value: Record<string, unknown> | undefined;
   try {
@@ -44,4 +47,25 @@ export function fromOpenAIAudio(request: TranscriptionRequest, text: string): Tr
   }
   if (!value || typeof value['text'] !== 'string') throw malformedResponse('a transcription without text', text.slice(0, 1000));
   return { body: { kind: 'json', value }, usage: transcriptionUsageOf(value['usage']) };
+}
+
+/** A streamed answer, read whole: its events in order (JSON `data`), the usage of its `transcript.text.done`. */
+export function fromOpenAIAudioStream(text: string): TranscriptionResult {
+  const events: Record<string, unknown>[] = [];
+  const parser = createParser({
+    onEvent: (message) => {
+      if (message.data === '[DONE]') return;
+      try {
+        const event = asRecord(JSON.parse(message.data));
+        if (event) events.push(event);
+      } catch {
+        throw malformedResponse('a stream event that is not JSON', message.data.slice(0, 1000));
+      }
+    },
+  });
+  parser.feed(text);
+  parser.reset({ consume: true });
+  const done = events.find((event) => event['type'] === 'transcript.text.done');
+  if (!done) throw malformedResponse('a transcription stream without transcript.text.done', text.slice(0, 1000));
+  return { body: { kind: 'sse', events }, usage: transcriptionUsageOf(done['usage']) };
 }

@@ -31,6 +31,10 @@ export async function simulatedTranscription(request: TranscriptionRequest): Pro
   const verb = request.task === 'translate' ? 'Translated into English' : 'Transcribed';
   const text = `${verb} by the simulator: ${request.file.filename}, ${seconds} seconds of audio.`;
   const usage = { type: 'duration' as const, seconds };
+  if (request.stream) {
+    const deltas = text.split(/(?<= )/).map((delta) => ({ type: 'transcript.text.delta', delta }));
+    return { body: { kind: 'sse', events: [...deltas, { type: 'transcript.text.done', text, usage: { type: 'duration', seconds } }] }, usage };
+  }
   switch (request.responseFormat) {
     case 'text':
       return { body: { kind: 'text', text: `${text}\n` } };
