@@ -48,6 +48,8 @@ import { DecisionsService } from './decisions/decisions.service';
 import { StoredResponsesController } from './stored-responses/stored-responses.controller';
 import { ConversationsController } from './conversations/conversations.controller';
 import { TextGenerationController } from './text-generation/text-generation.controller';
+import { ResponsesSocketController } from './responses-socket/responses-socket.controller';
+import { ResponsesSockets } from './responses-socket/responses-sockets';
 import { TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
 import { createObjectStore, FileUrls, OBJECT_STORE } from '@gateway/storage';
@@ -86,6 +88,7 @@ export class EdgeModule {
         AccountController,
         DecisionsController,
         TextGenerationController,
+        ResponsesSocketController,
         StoredResponsesController,
         ConversationsController,
         FilesController,
@@ -148,6 +151,7 @@ export class EdgeModule {
         ProxyKeysService,
         KeyViewService,
         TextGenerationService,
+        ResponsesSockets,
         DecisionsService,
         MediaRelayService,
         VideoJobsProducer,
