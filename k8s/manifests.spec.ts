@@ -727,6 +727,7 @@ describe.each(VARIANTS)('k8s %s (rendered)', (variant, objects, deploymentNames)
         moderations: { edge: 'edge-gateway-embeddings', paths: ['/v1/moderations'] },
         images: { edge: 'edge-gateway-images', paths: ['/v1/images/generations'] },
         decisions: { edge: 'edge-gateway-decisions', paths: ['/v1/systemone', '/v1/decisions'] },
+        audio: { edge: 'edge-gateway-images', paths: ['/v1/audio/speech'] },
       };
       expect(Object.keys(FAMILY_PATHS)).toEqual(ROUTER_FAMILIES);
       for (const { edge, paths: familyPaths } of Object.values(FAMILY_PATHS)) {
