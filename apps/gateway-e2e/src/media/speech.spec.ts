@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { api, createAccount, createProxyKey, ledgerEntry, TestAccount } from '../support/api';
 import { fakeRequestsMentioning, marker, openaiClient } from '../support/clients';
-import { FAKE_AUDIO_PREFIX, FAKE_SPEECH_OUTPUT_TOKENS, FAKE_SPEECH_REJECT_MESSAGE } from '../support/fake-openai-speech';
+import { FAKE_AUDIO_PREFIX, FAKE_SPEECH_GAP_MS, FAKE_SPEECH_OUTPUT_TOKENS, FAKE_SPEECH_REJECT_MESSAGE } from '../support/fake-openai-speech';
 import { suiteInfo } from '../support/suite-info';
 
 const SAMPLE_RATE = 24_000;
@@ -177,16 +177,16 @@ describe('POST /v1/audio/speech', () => {
   });
 
   it.each([
-    [{ voice: 'alloy' }, 'input', /input/],
-    [{ input: 'x'.repeat(4097), voice: 'alloy' }, 'input', /4096/],
-    [{ input: 'hi', voice: 'robot' }, 'voice', /alloy/],
-    [{ input: 'hi', voice: { id: 7 } }, 'voice', /id/],
-    [{ input: 'hi', voice: 'alloy', response_format: 'opus' }, 'response_format', /mp3, wav, pcm/],
-    [{ input: 'hi', voice: 'alloy', response_format: 'ogg' }, 'response_format', /one of/],
-    [{ input: 'hi', voice: 'alloy', speed: 5 }, 'speed', /at most 4/],
-    [{ input: 'hi', voice: 'alloy', speed: 'fast' }, 'speed', /number/],
-    [{ input: 'hi', voice: 'alloy', stream_format: 'chunks' }, 'stream_format', /audio, sse/],
-  ])('is a 400 naming the field for %j', async (fields, param, message) => {
+    ['input missing', { voice: 'alloy' }, 'input', /input/],
+    ['input of 4097 characters', { input: 'x'.repeat(4097), voice: 'alloy' }, 'input', /4096/],
+    ['a voice the model does not list', { input: 'hi', voice: 'robot' }, 'voice', /alloy/],
+    ['a voice object without a string id', { input: 'hi', voice: { id: 7 } }, 'voice', /id/],
+    ['a format sim-tts does not produce', { input: 'hi', voice: 'alloy', response_format: 'opus' }, 'response_format', /mp3, wav, pcm/],
+    ['an unknown format', { input: 'hi', voice: 'alloy', response_format: 'ogg' }, 'response_format', /one of/],
+    ['speed 5', { input: 'hi', voice: 'alloy', speed: 5 }, 'speed', /at most 4/],
+    ['a speed that is no number', { input: 'hi', voice: 'alloy', speed: 'fast' }, 'speed', /number/],
+    ['an unknown stream_format', { input: 'hi', voice: 'alloy', stream_format: 'chunks' }, 'stream_format', /audio, sse/],
+  ])('is a 400 naming the field for %s', async (_label, fields, param, message) => {
     const response = await api('POST', '/v1/audio/speech', { key: account.masterKey, body: { model: 'sim-tts', ...fields } });
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ param, message: expect.stringMatching(message) });
@@ -201,12 +201,21 @@ describe('POST /v1/audio/speech', () => {
   });
 
   describe('an OpenAI upstream', () => {
-    it('receives the fields sent and streams the audio back, billed per character', async () => {
+    it('receives the fields sent and streams the audio back as it comes, billed per character', async () => {
       const mk = marker('tts');
       const input = `Say this calmly ${mk}`;
       const response = await speech({ model: 'fake-openai-tts', input, voice: 'nova', instructions: 'calm and slow', speed: 1.5, response_format: 'flac' });
       const requestId = idOf(response);
-      expect(Buffer.from(await response.arrayBuffer()).toString()).toBe(`${FAKE_AUDIO_PREFIX}${input}`);
+      // The upstream's first half reaches the client while the upstream still holds the second.
+      const reader = response.body!.getReader();
+      const chunks: Buffer[] = [];
+      let next = await reader.read();
+      const firstAt = Date.now();
+      chunks.push(Buffer.from(next.value!));
+      expect(Buffer.concat(chunks).length).toBeLessThan(`${FAKE_AUDIO_PREFIX}${input}`.length);
+      for (next = await reader.read(); !next.done; next = await reader.read()) chunks.push(Buffer.from(next.value));
+      expect(Date.now() - firstAt).toBeGreaterThanOrEqual(FAKE_SPEECH_GAP_MS / 2);
+      expect(Buffer.concat(chunks).toString()).toBe(`${FAKE_AUDIO_PREFIX}${input}`);
       const [sent] = await fakeRequestsMentioning('openai', mk);
       expect(sent.path).toBe('/v1/audio/speech');
       expect(sent.body).toEqual({ model: 'speaker', input, voice: 'nova', instructions: 'calm and slow', speed: 1.5, response_format: 'flac' });
