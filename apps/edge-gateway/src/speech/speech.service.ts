@@ -93,11 +93,11 @@ export class SpeechService {
           },
           ended: (ending, state) => {
             if (ending.kind === 'client-gone') return resolve();
-          if (ending.kind === 'answered' && state.frames > 0) {
-            // The router's end frame without a `done` (never sent so): whatever came is the answer.
-            if (started && !reply.raw.writableEnded) reply.raw.end();
-            return resolve();
-          }
+            if (ending.kind === 'answered' && state.frames > 0) {
+              // The router's end frame without a `done` (never sent so): whatever came is the answer.
+              if (started && !reply.raw.writableEnded) reply.raw.end();
+              return resolve();
+            }
             if (ending.kind === 'answered') {
               fail({ status: 502, message: 'The inference router ended the request without an answer; quote the request id when reporting it' });
               return resolve();
