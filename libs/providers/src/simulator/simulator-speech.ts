@@ -38,19 +38,21 @@ function* pcmChunks(call: SpeechCall): Generator<Int16Array> {
   const characters = [...call.input];
   const base = 140 + (hash(typeof call.voice === 'string' ? call.voice : `id:${call.voice.id}`) % 160);
   const perCharacter = Math.max(1, Math.floor(total / Math.max(1, characters.length)));
+  // Each character's phase step (0: a pause, for white space), worked out once.
+  const steps = characters.map((character) =>
+    /\s/.test(character) ? 0 : (2 * Math.PI * base * (1 + ((character.codePointAt(0) ?? 0) % 12) / 12)) / SIM_SPEECH_SAMPLE_RATE,
+  );
   let phase = 0;
   for (let start = 0; start < total; start += CHUNK_SAMPLES) {
     const chunk = new Int16Array(Math.min(CHUNK_SAMPLES, total - start));
     for (let i = 0; i < chunk.length; i++) {
       const n = start + i;
-      const index = Math.min(characters.length - 1, Math.floor(n / perCharacter));
-      const character = characters[Math.max(0, index)] ?? ' ';
-      const silent = /\s/.test(character);
-      const frequency = base * (1 + ((character.codePointAt(0) ?? 0) % 12) / 12);
-      phase += (2 * Math.PI * frequency) / SIM_SPEECH_SAMPLE_RATE;
+      const index = Math.max(0, Math.min(characters.length - 1, Math.floor(n / perCharacter)));
+      const step = steps[index] ?? 0;
+      phase += step;
       const within = n - index * perCharacter;
       const edge = Math.min(1, within / 120, (perCharacter - within) / 120);
-      chunk[i] = silent ? 0 : Math.round(Math.sin(phase) * 9000 * Math.max(0, edge));
+      chunk[i] = step === 0 ? 0 : Math.round(Math.sin(phase) * 9000 * Math.max(0, edge));
     }
     yield chunk;
   }
