@@ -63,6 +63,8 @@ import { VideoJobEvents } from './videos/video-job-events';
 import { VideoJobsProducer } from './videos/video-jobs.producer';
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
+import { SpeechController } from './speech/speech.controller';
+import { SpeechService } from './speech/speech.service';
 
 @Module({})
 export class EdgeModule {
@@ -97,6 +99,7 @@ export class EdgeModule {
         ImagesController,
         VideosController,
         TokenCountingController,
+        SpeechController,
         ...(testClock ? [TestClockController] : []),
       ],
       providers: [
@@ -154,6 +157,7 @@ export class EdgeModule {
         ResponsesSockets,
         DecisionsService,
         MediaRelayService,
+        SpeechService,
         VideoJobsProducer,
         VideoJobEvents,
         VideosService,

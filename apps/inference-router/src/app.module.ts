@@ -38,6 +38,8 @@ import { ModerationsService } from './moderations/moderations.service';
 import { STORE_CLIENT, StoredResponsesClient } from './stored-responses/stored-responses.client';
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
+import { SpeechController } from './speech/speech.controller';
+import { SpeechService } from './speech/speech.service';
 
 /** The router's NATS handlers; each replica subscribes those of its families (`servesSubject`). */
 export const ROUTER_CONTROLLERS = [
@@ -49,6 +51,7 @@ export const ROUTER_CONTROLLERS = [
   ModerationsController,
   ImagesController,
   TokenCountingController,
+  SpeechController,
 ];
 
 /** Model catalog, provider adapters and format translation. */
@@ -117,6 +120,7 @@ export class InferenceRouterModule {
         EmbeddingsService,
         ModerationsService,
         ImagesService,
+        SpeechService,
         TokenCountingService,
       ],
     };

@@ -3,7 +3,7 @@ import type { UsageRecordedEvent } from '@gateway/contracts';
 // The decimal class Prisma reads and writes (Prisma.Decimal is this one), without the generated client.
 import { Decimal } from '@prisma/client/runtime/client';
 
-/** Prices are credits per million tokens (and per generated item). */
+/** Prices are credits per million tokens or characters (and per generated item). */
 const TOKENS_PER_PRICE = 1_000_000;
 const PER_MILLION = new Decimal(TOKENS_PER_PRICE);
 const ZERO = new Decimal(0);
@@ -42,7 +42,8 @@ export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): Pr
     .plus(decimal(event.outputTokens).times(decimal(output)))
     .dividedBy(PER_MILLION);
   const items = decimal(event.units).times(decimal(perItem));
-  return { credits: tokens.plus(items), known: true, ...(inconsistent ? { inconsistent } : {}) };
+  const characters = decimal(event.characters).times(decimal(model.config.pricing.characters)).dividedBy(PER_MILLION);
+  return { credits: tokens.plus(items).plus(characters), known: true, ...(inconsistent ? { inconsistent } : {}) };
 }
 
 /** What a request may use at most, for its worst-case cost. */
@@ -50,6 +51,8 @@ export interface UsageBound {
   inputTokens?: number;
   outputTokens?: number;
   items?: number;
+  /** Input characters of a speech request, at `pricing.characters` per million. */
+  characters?: number;
   /** Every input token may be written to the provider's prompt cache (text generation), which can cost more than input. */
   cacheWritable?: boolean;
 }
@@ -62,5 +65,6 @@ export function worstCaseCredits(pricing: PricingConfig, bound: UsageBound): num
   const { input, output, per_item: perItem = 0, cache_write: cacheWrite = input } = pricing;
   const inputPrice = bound.cacheWritable ? Math.max(input, cacheWrite) : input;
   const tokens = ((bound.inputTokens ?? 0) * inputPrice + (bound.outputTokens ?? 0) * output) / TOKENS_PER_PRICE;
-  return bound.items ? tokens + bound.items * perItem : tokens;
+  const characters = ((bound.characters ?? 0) * (pricing.characters ?? 0)) / TOKENS_PER_PRICE;
+  return (bound.items ? tokens + bound.items * perItem : tokens) + characters;
 }

@@ -1,2 +1,3 @@
 export * from './canonical.types';
 export * from './media.types';
+export * from './speech.types';

@@ -18,6 +18,7 @@ export * from './accounts/account.messages';
 export * from './accounts/stored-responses.messages';
 export * from './accounts/conversations.messages';
 export * from './inference/media.messages';
+export * from './inference/speech.messages';
 export * from './video/video.jobs';
 export * from './nats/contract-schema';
 export * from './nats/rpc-table';

@@ -42,6 +42,7 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
         Subjects.inferenceEmbeddings,
         Subjects.inferenceModerations,
         Subjects.inferenceImages,
+        Subjects.inferenceSpeech,
       ].sort(),
     );
   });
@@ -54,10 +55,11 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
     expect(subscribed('text')).toEqual([...EVERY_ROUTER, Subjects.inferenceText, Subjects.inferenceCountTokens].sort());
   });
 
-  it('the production groups: embeddings with moderations, images, decisions', () => {
+  it('the production groups: embeddings with moderations, images with audio, decisions', () => {
     expect(subscribed(' embeddings , moderations ')).toEqual([...EVERY_ROUTER, Subjects.inferenceEmbeddings, Subjects.inferenceModerations].sort());
     expect(subscribed('images')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages].sort());
     expect(subscribed('decisions')).toEqual([...EVERY_ROUTER, Subjects.inferenceDecide].sort());
+    expect(subscribed('images,audio')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages, Subjects.inferenceSpeech].sort());
   });
 
   it('every family subject is served by exactly one family, and together they cover every handled subject', () => {
@@ -70,7 +72,7 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
   it('refuses an unknown family or an empty list at startup, naming the variable and the bad value', () => {
     expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat', REASONING_SEAL_KEY })).toThrow(InvalidEnvironmentError);
     expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat', REASONING_SEAL_KEY })).toThrow(
-      "ROUTER_FAMILIES: ROUTER_FAMILIES must be a comma-separated list of text, embeddings, moderations, images, decisions; not 'chat'",
+      "ROUTER_FAMILIES: ROUTER_FAMILIES must be a comma-separated list of text, embeddings, moderations, images, decisions, audio; not 'chat'",
     );
     expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: ' , ' })).toThrow(/ROUTER_FAMILIES must name at least one of text, embeddings/);
   });

@@ -19,6 +19,8 @@ export interface CallOutcome {
   cacheWriteTokens?: number;
   /** Images generated. */
   units?: number;
+  /** Input characters of a speech request billed by characters (its upstream reported no tokens). */
+  characters?: number;
   provider?: string;
   /** The catalog label of the upstream route that served it (`<model>/<route>`). */
   upstreamRoute?: string;
@@ -82,9 +84,10 @@ export class MeteredCalls {
       this.running.set(call.family, this.inFlightOf(call.family) - 1);
       // Abandoned by the edge: its client got an error status, and is never charged for it.
       if (call.signal?.aborted) outcome.status = call.signal.reason === ABANDONED_BY_EDGE ? 'error' : 'cancelled';
-      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, status, provider, upstreamRoute } = outcome;
+      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, characters, status, provider, upstreamRoute } = outcome;
       const cache = { ...(cacheReadTokens ? { cacheReadTokens } : {}), ...(cacheWriteTokens ? { cacheWriteTokens } : {}) };
-      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, ...cache, units, status, provider, upstreamRoute });
+      const spoken = characters !== undefined ? { characters } : {};
+      void this.usage.record(call.caller, { model, route: call.route, inputTokens, outputTokens, ...cache, units, ...spoken, status, provider, upstreamRoute });
     }
   }
 

@@ -39,7 +39,17 @@ export class UsagePublisher implements BeforeApplicationShutdown {
     caller: CallerContext,
     usage: Pick<
       UsageRecordedEvent,
-      'model' | 'route' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'units' | 'status' | 'provider' | 'upstreamRoute'
+      | 'model'
+      | 'route'
+      | 'inputTokens'
+      | 'outputTokens'
+      | 'cacheReadTokens'
+      | 'cacheWriteTokens'
+      | 'units'
+      | 'characters'
+      | 'status'
+      | 'provider'
+      | 'upstreamRoute'
     >,
   ): Promise<void> {
     const event = usageEvent(caller, usage);

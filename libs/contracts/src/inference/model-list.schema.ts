@@ -20,6 +20,7 @@ export const ModelEntry = Type.Object({
       cache_read: Type.Optional(Type.Number({ description: "Credits per million input tokens read from the provider's prompt cache; `input` when absent." })),
       cache_write: Type.Optional(Type.Number({ description: "Credits per million input tokens written to the provider's prompt cache; `input` when absent." })),
       per_item: Type.Optional(Type.Number({ description: 'Credits per generated item (an image, a video), for media models.' })),
+      characters: Type.Optional(Type.Number({ description: 'Credits per million input characters (speech), charged when the upstream reports no tokens.' })),
     }),
   ),
   endpoints: Strings({ description: 'Usage route names the model serves, e.g. `chat.completions`.' }),

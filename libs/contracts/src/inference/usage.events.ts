@@ -40,6 +40,8 @@ export interface UsageRecordedEvent {
   cacheWriteTokens?: number;
   /** Items generated (images, videos), priced at the model's `pricing.per_item`; absent for text. */
   units?: number;
+  /** Input characters of a speech request the upstream reported no tokens for, priced at the model's `pricing.characters`. */
+  characters?: number;
   status: UsageStatus;
   ip: string;
   /** Unix seconds. */

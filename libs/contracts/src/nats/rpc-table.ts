@@ -26,6 +26,7 @@ import {
   type DeletedConversation,
 } from '../accounts/conversations.messages';
 import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
+import { SpeechRequest, type SpeechFrame } from '../inference/speech.messages';
 import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
 import type { ModelEntry } from '../inference/model-list.schema';
 import { CreateProxyKeyCommand, ProxyKeyCommand, UpdateProxyKeyCommand } from '../proxy-keys/proxy-key.commands';
@@ -128,6 +129,8 @@ export const Rpc = {
   inferenceEmbeddings: ofFamily('embeddings', stream<EmbeddingsRequest, MediaMessage>(Subjects.inferenceEmbeddings, EmbeddingsRequest)),
   inferenceModerations: ofFamily('moderations', stream<ModerationsRequest, MediaMessage>(Subjects.inferenceModerations, ModerationsRequest)),
   inferenceImages: ofFamily('images', stream<ImageGenerationRequest, MediaMessage>(Subjects.inferenceImages, ImageGenerationRequest)),
+  /** The audio as it is made (`start`, `audio` chunks, `done`), or one `json` error; heartbeats while it runs. */
+  inferenceSpeech: ofFamily('audio', stream<SpeechRequest, WithHeartbeats<SpeechFrame>>(Subjects.inferenceSpeech, SpeechRequest)),
   /** One `json` `TextFrame`: the input tokens of a text-generation body; a text router's work (it parses text formats). */
   inferenceCountTokens: ofFamily('text', request<TextGenerationRequest, TextFrame>(Subjects.inferenceCountTokens, TextGenerationRequest)),
   /**
