@@ -368,7 +368,9 @@ async function main() {
      * ledger holds one entry per 2xx id; `allowedExtra` rows may come from requests that were not 2xx.
      */
     const checkRowLedger = async (row, ids, ok, rowsBefore, allowedExtra) => {
-      const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted });
+      // Each 2xx answer's own row is waited for: rows of streams cut at the same level may reach the
+      // count first, and a check made then would report charges missing that are only late.
+      const caught = await ledger.waitCaughtUp({ atLeast: rowsBefore + ok, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted, ids });
       row.meteringCatchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };
       row.ledger = await ledger.check({ ids, ok, rowsBefore, rowsAfter: caught.count, allowedExtra, caughtUp: caught.caughtUp });
       recordLedger(row);
@@ -423,6 +425,7 @@ async function main() {
           maxMs: catchUpMs,
           snapshot: () => cpu.snapshot(groups),
           shouldStop: () => interrupted,
+          ids: result.requestIds,
         });
         end = caught.snapshot;
         catchUp = { caughtUp: caught.caughtUp, afterLoadMs: caught.caughtUpAfterMs, backlog: caught.backlog };

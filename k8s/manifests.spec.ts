@@ -433,7 +433,7 @@ describe('schema validation', () => {
 const ROUTER_GROUPS: Record<string, string> = {
   'inference-router-text': 'text',
   'inference-router-embeddings': 'embeddings,moderations',
-  'inference-router-images': 'images',
+  'inference-router-images': 'images,audio',
   'inference-router-decisions': 'decisions',
 };
 const EDGE_GROUPS = ['edge-gateway-text', 'edge-gateway-embeddings', 'edge-gateway-images', 'edge-gateway-decisions', 'edge-gateway-default'];
@@ -642,8 +642,8 @@ describe.each(VARIANTS)('k8s %s (rendered)', (variant, objects, deploymentNames)
       }
     });
 
-    it('runs a router Deployment per family group (text; embeddings and moderations; images; decisions), each family served once', () => {
-      expect(ROUTER_FAMILIES).toEqual(['text', 'embeddings', 'moderations', 'images', 'decisions']);
+    it('runs a router Deployment per family group (text; embeddings and moderations; images and audio; decisions), each family served once', () => {
+      expect(ROUTER_FAMILIES).toEqual(['text', 'embeddings', 'moderations', 'images', 'decisions', 'audio']);
       const routers = deploymentsOf('inference-router');
       expect(Object.fromEntries(routers.map((name) => [name, envOf(name, 'ROUTER_FAMILIES')]))).toEqual(ROUTER_GROUPS);
       const served = routers.flatMap((name) => envOf(name, 'ROUTER_FAMILIES')!.split(','));
@@ -727,6 +727,7 @@ describe.each(VARIANTS)('k8s %s (rendered)', (variant, objects, deploymentNames)
         moderations: { edge: 'edge-gateway-embeddings', paths: ['/v1/moderations'] },
         images: { edge: 'edge-gateway-images', paths: ['/v1/images/generations'] },
         decisions: { edge: 'edge-gateway-decisions', paths: ['/v1/systemone', '/v1/decisions'] },
+        audio: { edge: 'edge-gateway-images', paths: ['/v1/audio/speech'] },
       };
       expect(Object.keys(FAMILY_PATHS)).toEqual(ROUTER_FAMILIES);
       for (const { edge, paths: familyPaths } of Object.values(FAMILY_PATHS)) {

@@ -4,8 +4,9 @@
  * entry per served request.
  *
  * - `waitCaughtUp`: polls (every 200 ms, bounded) until the ledger (`usage_logs` in the bench's own
- *   database) holds at least the rows expected, the JetStream consumer metering reads has nothing
- *   pending or unacknowledged, and the row count stayed the same over one more poll. It returns the
+ *   database) holds at least the rows expected (and, given `ids`, a row for each of those requests),
+ *   the JetStream consumer metering reads has nothing pending or unacknowledged, and the row count
+ *   stayed the same over one more poll. It returns the
  *   CPU snapshot taken at the poll where the count reached its final value, so the CPU metering spent
  *   catching up counts towards the run, and the idle polls after it do not.
  * - `check`: one query after a run: every 2xx answer's `x-request-id` must have its ledger row, the
@@ -42,6 +43,10 @@ async function openLedger({ databaseUrl, natsUrl }) {
 
   const rowCount = async () => Number((await client.query('SELECT count(*)::bigint AS n FROM usage_logs')).rows[0].n);
 
+  /** How many of `ids` (distinct) the ledger holds. */
+  const idsHeld = async (ids) =>
+    Number((await client.query('SELECT count(*)::bigint AS n FROM usage_logs WHERE request_id = ANY($1::text[])', [ids])).rows[0].n);
+
   /** Messages of the usage stream the metering consumer has not taken or not acknowledged yet (null: unknown). */
   const backlog = async () => {
     if (!jsm) return null;
@@ -77,8 +82,12 @@ async function openLedger({ databaseUrl, natsUrl }) {
    * @param {number} options.maxMs bound on the wait
    * @param {() => object} options.snapshot takes a CPU snapshot (lib/cpu.js)
    * @param {() => boolean} [options.shouldStop]
+   * @param {string[]} [options.ids] request ids that must all be in the ledger: a count reached by
+   *   other rows (streams cut at the same level, billed first) does not end the wait while one of
+   *   these is still on its way
    */
-  const waitCaughtUp = async ({ atLeast, maxMs, snapshot, shouldStop = () => false }) => {
+  const waitCaughtUp = async ({ atLeast, maxMs, snapshot, shouldStop = () => false, ids }) => {
+    const wanted = ids ? [...new Set(ids)] : null;
     const start = Date.now();
     let previous = null;
     let stableFrom = null; // { snapshot, at, count } of the poll where the count reached its current value
@@ -91,7 +100,8 @@ async function openLedger({ databaseUrl, natsUrl }) {
       last = { count, queue };
       if (count !== previous) stableFrom = { snapshot: snap, at, count };
       const drained = queue === null || (queue.pending === 0 && queue.ackPending === 0);
-      if (count >= atLeast && drained && count === previous) {
+      const allHeld = wanted === null || wanted.length === 0 || (count >= atLeast && (await idsHeld(wanted)) === wanted.length);
+      if (count >= atLeast && drained && count === previous && allHeld) {
         return { caughtUp: true, count, backlog: queue, caughtUpAfterMs: stableFrom.at - start, snapshot: stableFrom.snapshot };
       }
       previous = count;

@@ -48,6 +48,8 @@ import { DecisionsService } from './decisions/decisions.service';
 import { StoredResponsesController } from './stored-responses/stored-responses.controller';
 import { ConversationsController } from './conversations/conversations.controller';
 import { TextGenerationController } from './text-generation/text-generation.controller';
+import { ResponsesSocketController } from './responses-socket/responses-socket.controller';
+import { ResponsesSockets } from './responses-socket/responses-sockets';
 import { TextGenerationService } from './text-generation/text-generation.service';
 import { FilesController } from './files/files.controller';
 import { createObjectStore, FileUrls, OBJECT_STORE } from '@gateway/storage';
@@ -64,6 +66,8 @@ import { VideoJobEvents } from './videos/video-job-events';
 import { VideoJobsProducer } from './videos/video-jobs.producer';
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
+import { SpeechController } from './speech/speech.controller';
+import { SpeechService } from './speech/speech.service';
 
 @Module({})
 export class EdgeModule {
@@ -89,6 +93,7 @@ export class EdgeModule {
         AccountController,
         DecisionsController,
         TextGenerationController,
+        ResponsesSocketController,
         StoredResponsesController,
         ConversationsController,
         FilesController,
@@ -98,6 +103,7 @@ export class EdgeModule {
         AudioController,
         VideosController,
         TokenCountingController,
+        SpeechController,
         ...(testClock ? [TestClockController] : []),
       ],
       providers: [
@@ -154,9 +160,11 @@ export class EdgeModule {
         ProxyKeysService,
         KeyViewService,
         TextGenerationService,
+        ResponsesSockets,
         DecisionsService,
         MediaRelayService,
         MultipartUploads,
+        SpeechService,
         VideoJobsProducer,
         VideoJobEvents,
         VideosService,

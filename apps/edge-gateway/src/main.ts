@@ -7,6 +7,7 @@ import { EdgeModule } from './app.module';
 import { EdgeEnv } from './config/edge.env';
 import { configureEdgeApp, createEdgeHttp } from './http/edge-http';
 import { RequestObserver } from './observability/request-observer';
+import { ResponsesSockets } from './responses-socket/responses-sockets';
 import { VideosService } from './videos/videos.service';
 import { apiRoutes, undocumentedRoutes } from './openapi/route-coverage';
 
@@ -19,6 +20,8 @@ async function main(): Promise<void> {
     bodyParser: false,
   });
   app.get(RequestObserver).register(adapter.getInstance());
+  // The Responses API's WebSocket mode takes the server's upgrades.
+  app.get(ResponsesSockets).attach(app.getHttpServer(), adapter.getInstance());
   const document = configureEdgeApp(app);
   // No queue group: every edge replica receives every key-change event.
   app.connectMicroservice<CustomStrategy>({

@@ -40,6 +40,8 @@ import { ModerationsService } from './moderations/moderations.service';
 import { STORE_CLIENT, StoredResponsesClient } from './stored-responses/stored-responses.client';
 import { TokenCountingController } from './token-counting/token-counting.controller';
 import { TokenCountingService } from './token-counting/token-counting.service';
+import { SpeechController } from './speech/speech.controller';
+import { SpeechService } from './speech/speech.service';
 
 /** The router's NATS handlers; each replica subscribes those of its families (`servesSubject`). */
 export const ROUTER_CONTROLLERS = [
@@ -52,6 +54,7 @@ export const ROUTER_CONTROLLERS = [
   ImagesController,
   AudioController,
   TokenCountingController,
+  SpeechController,
 ];
 
 /** Model catalog, provider adapters and format translation. */
@@ -121,6 +124,7 @@ export class InferenceRouterModule {
         ModerationsService,
         ImagesService,
         TranscriptionsService,
+        SpeechService,
         TokenCountingService,
       ],
     };

@@ -3,7 +3,7 @@ import type { UsageRecordedEvent } from '@gateway/contracts';
 // The decimal class Prisma reads and writes (Prisma.Decimal is this one), without the generated client.
 import { Decimal } from '@prisma/client/runtime/client';
 
-/** Prices are credits per million tokens (and per generated item). */
+/** Prices are credits per million tokens or characters (and per generated item). */
 const TOKENS_PER_PRICE = 1_000_000;
 const PER_MILLION = new Decimal(TOKENS_PER_PRICE);
 const ZERO = new Decimal(0);
@@ -45,7 +45,8 @@ export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): Pr
     .dividedBy(PER_MILLION);
   const items = decimal(event.units).times(decimal(perItem));
   const audio = decimal(event.audioMs).times(decimal(model.config.pricing.per_second)).dividedBy(MS_PER_SECOND);
-  return { credits: tokens.plus(items).plus(audio), known: true, ...(inconsistent ? { inconsistent } : {}) };
+  const characters = decimal(event.characters).times(decimal(model.config.pricing.characters)).dividedBy(PER_MILLION);
+  return { credits: tokens.plus(items).plus(audio).plus(characters), known: true, ...(inconsistent ? { inconsistent } : {}) };
 }
 
 /** What a request may use at most, for its worst-case cost. */
@@ -55,6 +56,8 @@ export interface UsageBound {
   items?: number;
   /** Seconds of audio, at `pricing.per_second`. */
   audioSeconds?: number;
+  /** Input characters of a speech request, at `pricing.characters` per million. */
+  characters?: number;
   /** Every input token may be written to the provider's prompt cache (text generation), which can cost more than input. */
   cacheWritable?: boolean;
 }
@@ -68,5 +71,6 @@ export function worstCaseCredits(pricing: PricingConfig, bound: UsageBound): num
   const inputPrice = bound.cacheWritable ? Math.max(input, cacheWrite) : input;
   const tokens = ((bound.inputTokens ?? 0) * inputPrice + (bound.outputTokens ?? 0) * output) / TOKENS_PER_PRICE;
   const audio = (bound.audioSeconds ?? 0) * (pricing.per_second ?? 0);
-  return (bound.items ? tokens + bound.items * perItem : tokens) + audio;
+  const characters = ((bound.characters ?? 0) * (pricing.characters ?? 0)) / TOKENS_PER_PRICE;
+  return (bound.items ? tokens + bound.items * perItem : tokens) + audio + characters;
 }

@@ -130,6 +130,11 @@ export class PricingConfig {
   @IsNumber()
   @Min(0)
   per_second?: number;
+  /** Credits per million input characters (speech), charged when the upstream reports no tokens; added to any token cost. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  characters?: number;
 }
 
 export class ModelConfig {

@@ -54,6 +54,8 @@ export const Subjects = {
   inferenceTranslations: 'inference.translations',
   /** Input tokens of a text-generation body (`/messages/count_tokens`, `/responses/input_tokens`): one `json` TextFrame. */
   inferenceCountTokens: 'inference.count-tokens',
+  /** `POST /v1/audio/speech`: the audio in `SpeechFrame`s as it is made. */
+  inferenceSpeech: 'inference.speech',
 } as const;
 
 export type Subject = (typeof Subjects)[keyof typeof Subjects];
@@ -65,7 +67,7 @@ export const routerAliveSubject = (router: string): string => `${Subjects.infere
  * The endpoint families a router replica may serve (`ROUTER_FAMILIES`): each is a set of subjects
  * of the `Rpc` table (its entries' `family`), so each can run, scale and fail on its own pods.
  */
-export const RouterFamilies = ['text', 'embeddings', 'moderations', 'images', 'decisions'] as const;
+export const RouterFamilies = ['text', 'embeddings', 'moderations', 'images', 'decisions', 'audio'] as const;
 export type RouterFamily = (typeof RouterFamilies)[number];
 
 /** Probed when no replica has named itself yet: is any router of the family still connected? */

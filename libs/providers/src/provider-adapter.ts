@@ -10,6 +10,8 @@ import type {
   ModerationResult,
   TranscriptionRequest,
   TranscriptionResult,
+  SpeechCall,
+  SpeechStream,
 } from '@gateway/canonical';
 import type { ResolvedRoute } from '@gateway/catalog';
 import type { GeneratedVideo, VideoRequest, VideoStatus } from './video';
@@ -86,6 +88,11 @@ export interface ProviderAdapter {
   createVideo?(route: UpstreamRoute, request: VideoRequest, signal: AbortSignal): Promise<string>;
   pollVideo?(route: UpstreamRoute, id: string, signal: AbortSignal): Promise<VideoStatus>;
   downloadVideo?(route: UpstreamRoute, id: string, request: VideoRequest, finished: VideoStatus, signal: AbortSignal): Promise<GeneratedVideo>;
+  /**
+   * Speech: resolves once the upstream accepted the call (its failures before any audio are thrown
+   * here, so the route's fallback applies), then streams the audio as it comes.
+   */
+  speak?(route: UpstreamRoute, request: SpeechCall, signal: AbortSignal): Promise<SpeechStream>;
   /** Releases the connection pool at shutdown, for adapters that hold one. */
   close?(): Promise<void>;
 }

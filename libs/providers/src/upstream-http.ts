@@ -124,6 +124,30 @@ export class UpstreamHttpClient {
     }
   }
 
+  /**
+   * POSTs JSON and returns the 2xx response's content type and body, to be read as it arrives
+   * (audio); read errors become `UpstreamError`s. Stopping the iteration early closes the response.
+   */
+  async postStreamed(
+    url: string,
+    headers: Record<string, string>,
+    body: unknown,
+    signal: AbortSignal,
+  ): Promise<{ contentType?: string; body: AsyncIterable<Buffer> }> {
+    const response = await this.post(url, headers, body, signal);
+    const header = response.headers['content-type'];
+    async function* chunks(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of response.body) yield chunk as Buffer;
+      } catch (err) {
+        throw toUpstreamError(err, signal);
+      } finally {
+        if (!response.body.readableEnded) response.body.destroy();
+      }
+    }
+    return { contentType: Array.isArray(header) ? header[0] : header, body: chunks() };
+  }
+
   /** Closes the pool: idle sockets at once, busy ones when their requests finish. */
   close(): Promise<void> {
     return this.agent.close();

@@ -49,6 +49,8 @@ export class AuthCacheService {
   private readonly accountOfKey = new Map<string, string>();
   /** Bumped by every key-change event; an answer fetched across a bump is not cached. */
   private generation = 0;
+  /** Told the account of every key change this edge hears of (long-lived connections check their key again). */
+  private readonly changeListeners = new Set<(accountId: string) => void>();
 
   private readonly ttlMs: number;
   private readonly maxEntries: number;
@@ -112,6 +114,12 @@ export class AuthCacheService {
     await this.epochs.bump(accountId);
   }
 
+  /** Calls `listener` with the account of every key change this edge hears of; returns the unsubscribe. */
+  onAccountChange(listener: (accountId: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
   private forget(accountId: string, keyHashes: string[]): void {
     this.generation++;
     for (const keyHash of keyHashes) this.drop(keyHash);
@@ -119,6 +127,7 @@ export class AuthCacheService {
     this.byAccount.delete(accountId);
     // A request already in flight may carry the old answer; it must not be reused.
     this.inFlight.clear();
+    for (const listener of this.changeListeners) listener(accountId);
   }
 
   get size(): number {

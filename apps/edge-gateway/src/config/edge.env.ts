@@ -87,6 +87,11 @@ export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @Max(60_000)
   BUDGET_PROBE_MS: number = 1000;
 
+  /** A Responses WebSocket with no response in progress for this long is closed (1000). */
+  @IsInt()
+  @Min(1)
+  RESPONSES_WS_IDLE_SECONDS: number = 300;
+
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES: number = 10 * 1024 * 1024;

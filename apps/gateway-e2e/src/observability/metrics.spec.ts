@@ -107,8 +107,9 @@ describe('metrics', () => {
       'moderations',
       'images',
       'decisions',
+      'audio',
     ]);
-    expect(samples(after, 'gateway_router_families')).toEqual([{ labels: { families: 'text,embeddings,moderations,images,decisions' }, value: 1 }]);
+    expect(samples(after, 'gateway_router_families')).toEqual([{ labels: { families: 'text,embeddings,moderations,images,decisions,audio' }, value: 1 }]);
   });
 
   it('metering reports ledger writes and the consumer backlog', async () => {

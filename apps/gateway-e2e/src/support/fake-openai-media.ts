@@ -15,6 +15,7 @@
 import type { ServerResponse } from 'node:http';
 import { PNG } from 'pngjs';
 import type { RecordedRequest } from './fake-upstreams';
+import { speech } from './fake-openai-speech';
 
 export const FAKE_FLAG_WORD = 'fakeflagged';
 export const FAKE_REVISED_PREFIX = 'Revised by the fake upstream: ';
@@ -137,4 +138,5 @@ export const OPENAI_MEDIA_HANDLERS: Record<string, (request: RecordedRequest, re
   'POST /v1/moderations': moderations,
   'POST /v1/images/generations': images,
   'GET /files/': file,
+  'POST /v1/audio/speech': speech,
 };

@@ -75,5 +75,18 @@ export function mediaTestModels(openaiRoute: (upstream: string) => object): Reco
       endpoints: ['audio.transcriptions', 'audio.translations'],
       routes: [openaiRoute('whisper-tokens')],
     },
+    ...speechTestModels(openaiRoute),
+  ];
+}
+
+/** Speech: credits per million characters, or per million tokens when the upstream reports them. */
+export const FAKE_SPEECH_PRICING = { input: 2, output: 10, characters: 15 };
+
+function speechTestModels(openaiRoute: (upstream: string) => object): Record<string, unknown>[] {
+  const base = { owned_by: 'e2e', created: 1767225600, pricing: FAKE_SPEECH_PRICING, endpoints: ['audio.speech'], max_output_tokens: 2000 };
+  return [
+    { ...base, id: 'fake-openai-tts', voices: ['alloy', 'nova'], routes: [openaiRoute('speaker')] },
+    { ...base, id: 'reject-400-tts', routes: [openaiRoute('reject-400')] },
+    { ...base, id: 'broken-tts', routes: [openaiRoute('always-500')] },
   ];
 }

@@ -44,6 +44,7 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
         Subjects.inferenceImages,
         Subjects.inferenceTranscriptions,
         Subjects.inferenceTranslations,
+        Subjects.inferenceSpeech,
       ].sort(),
     );
   });
@@ -56,11 +57,13 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
     expect(subscribed('text')).toEqual([...EVERY_ROUTER, Subjects.inferenceText, Subjects.inferenceCountTokens].sort());
   });
 
-  it('the production groups: embeddings with moderations, images, decisions', () => {
+  it('the production groups: embeddings with moderations, images with audio, decisions', () => {
     expect(subscribed(' embeddings , moderations ')).toEqual([...EVERY_ROUTER, Subjects.inferenceEmbeddings, Subjects.inferenceModerations].sort());
-    // Uploaded media (transcriptions, translations) share the images family's routers.
-    expect(subscribed('images')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages, Subjects.inferenceTranscriptions, Subjects.inferenceTranslations].sort());
+    expect(subscribed('images')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages].sort());
     expect(subscribed('decisions')).toEqual([...EVERY_ROUTER, Subjects.inferenceDecide].sort());
+    expect(subscribed('images,audio')).toEqual(
+      [...EVERY_ROUTER, Subjects.inferenceImages, Subjects.inferenceSpeech, Subjects.inferenceTranscriptions, Subjects.inferenceTranslations].sort(),
+    );
   });
 
   it('every family subject is served by exactly one family, and together they cover every handled subject', () => {
@@ -73,7 +76,7 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
   it('refuses an unknown family or an empty list at startup, naming the variable and the bad value', () => {
     expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat', REASONING_SEAL_KEY })).toThrow(InvalidEnvironmentError);
     expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: 'text,chat', REASONING_SEAL_KEY })).toThrow(
-      "ROUTER_FAMILIES: ROUTER_FAMILIES must be a comma-separated list of text, embeddings, moderations, images, decisions; not 'chat'",
+      "ROUTER_FAMILIES: ROUTER_FAMILIES must be a comma-separated list of text, embeddings, moderations, images, decisions, audio; not 'chat'",
     );
     expect(() => parseEnv(RouterEnv, { ROUTER_FAMILIES: ' , ' })).toThrow(/ROUTER_FAMILIES must name at least one of text, embeddings/);
   });

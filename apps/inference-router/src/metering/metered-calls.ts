@@ -21,6 +21,8 @@ export interface CallOutcome {
   units?: number;
   /** Audio transcribed or translated, in milliseconds (priced per second). */
   audioMs?: number;
+  /** Input characters of a speech request billed by characters (its upstream reported no tokens). */
+  characters?: number;
   provider?: string;
   /** The catalog label of the upstream route that served it (`<model>/<route>`). */
   upstreamRoute?: string;
@@ -85,8 +87,10 @@ export class MeteredCalls {
       this.running.set(call.family, this.inFlightOf(call.family) - 1);
       // Abandoned by the edge: its client got an error status, and is never charged for it.
       if (call.signal?.aborted) outcome.status = call.signal.reason === ABANDONED_BY_EDGE ? 'error' : 'cancelled';
-      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, audioMs, status, provider, upstreamRoute } = outcome;
+      const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, units, audioMs, characters, status, provider, upstreamRoute } = outcome;
       const cache = { ...(cacheReadTokens ? { cacheReadTokens } : {}), ...(cacheWriteTokens ? { cacheWriteTokens } : {}) };
+      const spoken = characters !== undefined ? { characters } : {};
+      const heard = audioMs !== undefined ? { audioMs } : {};
       void this.usage.record(call.caller, {
         model,
         route: call.route,
@@ -94,7 +98,8 @@ export class MeteredCalls {
         outputTokens,
         ...cache,
         units,
-        ...(audioMs !== undefined ? { audioMs } : {}),
+        ...spoken,
+        ...heard,
         status,
         provider,
         upstreamRoute,

@@ -47,6 +47,7 @@ export class UsagePublisher implements BeforeApplicationShutdown {
       | 'cacheWriteTokens'
       | 'units'
       | 'audioMs'
+      | 'characters'
       | 'status'
       | 'provider'
       | 'upstreamRoute'

@@ -21,6 +21,7 @@ export const ModelEntry = Type.Object({
       cache_write: Type.Optional(Type.Number({ description: "Credits per million input tokens written to the provider's prompt cache; `input` when absent." })),
       per_item: Type.Optional(Type.Number({ description: 'Credits per generated item (an image, a video), for media models.' })),
       per_second: Type.Optional(Type.Number({ description: 'Credits per second of audio transcribed or translated, for audio models.' })),
+      characters: Type.Optional(Type.Number({ description: 'Credits per million input characters (speech), charged when the upstream reports no tokens.' })),
     }),
   ),
   endpoints: Strings({ description: 'Usage route names the model serves, e.g. `chat.completions`.' }),

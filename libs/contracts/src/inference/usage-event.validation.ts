@@ -58,7 +58,7 @@ const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 const REQUIRED_TEXT = ['requestId', 'accountId', 'keyId', 'maskedKey', 'model', 'route', 'ip'] as const;
 const OPTIONAL_TEXT = ['clientRequestId', 'provider', 'upstreamRoute', 'refusedBy'] as const;
 const REQUIRED_COUNTS = ['inputTokens', 'outputTokens'] as const;
-const OPTIONAL_COUNTS = ['cacheReadTokens', 'cacheWriteTokens', 'units', 'audioMs'] as const;
+const OPTIONAL_COUNTS = ['cacheReadTokens', 'cacheWriteTokens', 'units', 'audioMs', 'characters'] as const;
 const KEY_TYPES = Object.keys(KeyPrefixes);
 
 /** The text with each NUL and lone surrogate replaced by U+FFFD, the replacement character. */

@@ -46,6 +46,8 @@ export interface UsageRecordedEvent {
    * the file). Absent for other routes.
    */
   audioMs?: number;
+  /** Input characters of a speech request the upstream reported no tokens for, priced at the model's `pricing.characters`. */
+  characters?: number;
   status: UsageStatus;
   ip: string;
   /** Unix seconds. */

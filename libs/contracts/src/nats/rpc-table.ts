@@ -27,6 +27,7 @@ import {
 } from '../accounts/conversations.messages';
 import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
 import { TranscriptionRequest, TranslationRequest } from '../inference/audio.messages';
+import { SpeechRequest, type SpeechFrame } from '../inference/speech.messages';
 import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
 import type { ModelEntry } from '../inference/model-list.schema';
 import { CreateProxyKeyCommand, ProxyKeyCommand, UpdateProxyKeyCommand } from '../proxy-keys/proxy-key.commands';
@@ -129,9 +130,11 @@ export const Rpc = {
   inferenceEmbeddings: ofFamily('embeddings', stream<EmbeddingsRequest, MediaMessage>(Subjects.inferenceEmbeddings, EmbeddingsRequest)),
   inferenceModerations: ofFamily('moderations', stream<ModerationsRequest, MediaMessage>(Subjects.inferenceModerations, ModerationsRequest)),
   inferenceImages: ofFamily('images', stream<ImageGenerationRequest, MediaMessage>(Subjects.inferenceImages, ImageGenerationRequest)),
-  /** Uploaded-media routes share the `images` family's routers until they get one of their own (API notes). */
-  inferenceTranscriptions: ofFamily('images', stream<TranscriptionRequest, MediaMessage>(Subjects.inferenceTranscriptions, TranscriptionRequest)),
-  inferenceTranslations: ofFamily('images', stream<TranslationRequest, MediaMessage>(Subjects.inferenceTranslations, TranslationRequest)),
+  /** The audio as it is made (`start`, `audio` chunks, `done`), or one `json` error; heartbeats while it runs. */
+  inferenceSpeech: ofFamily('audio', stream<SpeechRequest, WithHeartbeats<SpeechFrame>>(Subjects.inferenceSpeech, SpeechRequest)),
+  /** Transcriptions and translations: one reply of `MediaReplyPart`s (a staged upload's reference in, text or events out). */
+  inferenceTranscriptions: ofFamily('audio', stream<TranscriptionRequest, MediaMessage>(Subjects.inferenceTranscriptions, TranscriptionRequest)),
+  inferenceTranslations: ofFamily('audio', stream<TranslationRequest, MediaMessage>(Subjects.inferenceTranslations, TranslationRequest)),
   /** One `json` `TextFrame`: the input tokens of a text-generation body; a text router's work (it parses text formats). */
   inferenceCountTokens: ofFamily('text', request<TextGenerationRequest, TextFrame>(Subjects.inferenceCountTokens, TextGenerationRequest)),
   /**

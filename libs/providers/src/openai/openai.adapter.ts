@@ -10,6 +10,8 @@ import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAICha
 import { toOpenAICountRequest } from './openai-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
 import { openAIVideos } from './openai-video';
+import { openAISpeech } from './openai-speech';
+import type { SpeechCall, SpeechStream } from '@gateway/canonical';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -93,6 +95,11 @@ export class OpenAIAdapter implements ProviderAdapter {
     const headers = { ...authHeaders(route), 'content-type': body.contentType };
     const { text } = await this.http.postStream(endpointUrl(route, path), headers, body.stream, body.length, signal);
     return fromOpenAIAudio(request, text);
+  }
+
+  /** `POST /audio/speech`, streamed back as it arrives (see `openAISpeech`). */
+  speak(route: UpstreamRoute, request: SpeechCall, signal: AbortSignal): Promise<SpeechStream> {
+    return openAISpeech(this.http, endpointUrl(route, 'audio/speech'), authHeaders(route), request, route.upstreamModel, signal);
   }
 
   /** Closes the connection pool (on shutdown). */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import type { TranscriptionRequest, TranscriptionResult } from '@gateway/canonical';
+import type { SpeechCall, SpeechStream } from '@gateway/canonical';
 import { countTextTokensUpTo } from '@gateway/platform';
 import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../provider-adapter';
 import { splitTokenPieces } from '../token-count';
@@ -10,6 +11,7 @@ import { simulatedPng } from './simulator-image';
 import { simulatedModeration } from './simulator-moderation';
 import { simulatedTranscription } from './simulator-transcription';
 import { simulatorVideos } from './simulator-video';
+import { simulatedSpeech } from './simulator-speech';
 import { joinPieces, simulateTurn, type SimulatedTurn } from './simulator-turn';
 
 export { simulatorTokenLogprobs } from './simulator-logprobs';
@@ -117,6 +119,12 @@ export class SimulatorAdapter implements ProviderAdapter {
       replyWords: nonNegativeNumber(pick('replyWords', 'reply_words')) ?? this.defaults.replyWords,
       failStatus: nonNegativeNumber(pick('failStatus', 'fail_status')) ?? this.defaults.failStatus,
     };
+  }
+
+  /** A real clip, streamed in quarter-second chunks (see `simulatedSpeech`). */
+  async speak(route: UpstreamRoute, request: SpeechCall, signal: AbortSignal): Promise<SpeechStream> {
+    this.beforeMediaCall(route, signal);
+    return simulatedSpeech(request, signal);
   }
 
   private beforeMediaCall(route: UpstreamRoute, signal: AbortSignal): void {
