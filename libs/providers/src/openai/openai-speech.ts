@@ -1,4 +1,5 @@
 import type { SpeechCall, SpeechEvent, SpeechStream } from '@gateway/canonical';
+import { SPEECH_CONTENT_TYPES, type SpeechResponseFormat } from '@gateway/contracts';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { asRecord, malformedResponse, type UpstreamHttpClient } from '../upstream-http';
 
@@ -10,15 +11,6 @@ export function toOpenAISpeechBody(call: SpeechCall, upstreamModel: string): Rec
   if (call.streamFormat !== undefined) body.stream_format = call.streamFormat;
   return body;
 }
-
-const CONTENT_TYPES: Record<string, string> = {
-  mp3: 'audio/mpeg',
-  opus: 'audio/ogg',
-  aac: 'audio/aac',
-  flac: 'audio/flac',
-  wav: 'audio/wav',
-  pcm: 'audio/pcm',
-};
 
 /** One upstream SSE event as audio or usage; other events (and `[DONE]`) say nothing. */
 function fromSpeechEvent(event: EventSourceMessage): SpeechEvent | undefined {
@@ -64,7 +56,7 @@ export async function openAISpeech(
   signal: AbortSignal,
 ): Promise<SpeechStream> {
   const body = toOpenAISpeechBody(call, upstreamModel);
-  const contentType = CONTENT_TYPES[call.format] ?? 'application/octet-stream';
+  const contentType = SPEECH_CONTENT_TYPES[call.format as SpeechResponseFormat] ?? 'application/octet-stream';
   if (call.streamFormat === 'sse') {
     const events = http.postSse(url, headers, body, signal);
     // The request goes out on the first read: read it here so that a refusal is thrown now.
