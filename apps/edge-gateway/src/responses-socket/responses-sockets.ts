@@ -59,6 +59,15 @@ function errorEvent(status: number, body: unknown): string {
   return JSON.stringify({ type: 'error', status, error });
 }
 
+/** The events that end a response's stream (the SSE event names the responses format writes). */
+const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
+
+/** One response on a socket: its injected HTTP answer, and whether its last event went out. */
+interface Turn {
+  answer?: LightMyRequestResponse;
+  ended: boolean;
+}
+
 interface Handshake {
   key: string;
   accountId: string;
@@ -205,8 +214,8 @@ export class ResponsesSockets {
 
 /** One client's socket: its handshake, its response in progress, its idle timer. */
 class ResponsesSocket {
-  private busy = false;
-  private current?: LightMyRequestResponse;
+  /** The response in progress, if any. */
+  private turn?: Turn;
   private closeAfter?: { code: number; reason: string };
   private idleTimer?: NodeJS.Timeout;
 
@@ -231,7 +240,7 @@ class ResponsesSocket {
   }
 
   closeWhenIdle(close: { code: number; reason: string }): void {
-    if (this.busy) this.closeAfter ??= close;
+    if (this.turn) this.closeAfter ??= close;
     else this.close(close);
   }
 
@@ -268,7 +277,7 @@ class ResponsesSocket {
       return this.refuse(400, `Unknown event type ${JSON.stringify(type)}: send {"type": "response.create", ...}`, 'type', 'unknown_event_type');
     }
     if (background !== undefined && background !== false) return this.refuse(400, 'background is not supported over WebSocket', 'background');
-    if (this.busy) {
+    if (this.turn) {
       return this.refuse(
         409,
         'A response is in progress on this socket: wait for its last event (one response at a time per socket)',
@@ -280,35 +289,45 @@ class ResponsesSocket {
       this.send(errorEvent(503, errorBody('openai', { status: 503, message: 'The gateway is shutting down; reconnect' }, '')));
       return this.close(SocketClose.shutdown);
     }
-    this.busy = true;
-    try {
-      await this.respond({ ...body, stream: true }, typeof streamId === 'string' || typeof streamId === 'number' ? streamId : undefined);
-    } catch (error) {
-      // The client left mid-response (the stream was cut under it), or the edge failed: the socket ends.
-      if (this.ws.readyState === WebSocket.OPEN) this.owner.failed(error as Error);
-      this.send(errorEvent(500, errorBody('openai', { status: 500, message: 'Internal error' }, '')));
-      this.closeAfter ??= SocketClose.failed;
-    } finally {
-      this.busy = false;
-      this.current = undefined;
+    // The socket takes the next response.create once this one's last event is sent (a client sends
+    // it on that event, before the injected HTTP response has quite ended), or when the call ends.
+    const turn: Turn = { answer: undefined, ended: false };
+    this.turn = turn;
+    const end = () => {
+      if (turn.ended) return;
+      turn.ended = true;
+      if (this.turn === turn) this.turn = undefined;
       this.armIdle();
       if (this.closeAfter) this.close(this.closeAfter);
+    };
+    try {
+      await this.respond(turn, end, { ...body, stream: true }, typeof streamId === 'string' || typeof streamId === 'number' ? streamId : undefined);
+    } catch (error) {
+      // The client left mid-response (the stream was cut under it), or the edge failed: the socket ends.
+      if (!turn.ended) {
+        if (this.ws.readyState === WebSocket.OPEN) this.owner.failed(error as Error);
+        this.send(errorEvent(500, errorBody('openai', { status: 500, message: 'Internal error' }, '')));
+        this.closeAfter ??= SocketClose.failed;
+      }
+    } finally {
+      end();
     }
   }
 
   /** One `response.create`, through `POST /v1/responses`: its SSE events, or its HTTP error as an `error` event. */
-  private async respond(body: Record<string, unknown>, streamId: string | number | undefined): Promise<void> {
+  private async respond(turn: Turn, end: () => void, body: Record<string, unknown>, streamId: string | number | undefined): Promise<void> {
     const answer = await this.owner.inject(this.handshake, 'POST', body, true);
-    this.current = answer;
-    if (this.ws.readyState !== WebSocket.OPEN) return this.cancel();
+    turn.answer = answer;
+    if (this.ws.readyState !== WebSocket.OPEN) return this.cancel(turn);
     const stream = answer.stream();
     const contentType = String(answer.headers['content-type'] ?? '');
     if (answer.statusCode === 200 && contentType.startsWith('text/event-stream')) {
       const parser = createParser({
         onEvent: (message) => {
           if (message.data === '[DONE]') return;
-          if (streamId === undefined) return this.send(message.data);
-          this.send(JSON.stringify({ ...(JSON.parse(message.data) as object), stream_id: streamId }));
+          if (streamId === undefined) this.send(message.data);
+          else this.send(JSON.stringify({ ...(JSON.parse(message.data) as object), stream_id: streamId }));
+          if (message.event !== undefined && TERMINAL_EVENTS.has(message.event)) end();
         },
       });
       const decoder = new TextDecoder();
@@ -324,20 +343,20 @@ class ResponsesSocket {
     } catch {
       // not JSON: sent as the message
     }
-    this.send(errorEvent(answer.statusCode, parsed));
     // The key no longer authenticates (revoked, disabled, expired): the socket is of no further use.
     if (answer.statusCode === 401) this.closeAfter ??= SocketClose.revoked;
+    this.send(errorEvent(answer.statusCode, parsed));
   }
 
   /** The client left mid-response: the HTTP response is closed under the relay, which cancels the router's call. */
-  private cancel(): void {
-    const raw = this.current?.raw.res;
+  private cancel(turn: Turn): void {
+    const raw = turn.answer?.raw.res;
     if (raw && !raw.destroyed) raw.destroy();
   }
 
   private onClose(): void {
     clearTimeout(this.idleTimer);
-    if (this.busy) this.cancel();
+    if (this.turn) this.cancel(this.turn);
     this.owner.closed(this);
   }
 }

@@ -86,6 +86,9 @@ export interface RecordedRequest {
   completed: boolean;
 }
 
+/** The upload routes whose multipart bodies are recorded summarized. */
+const SUMMARIZED_UPLOADS = /^\/v1\/(audio\/|images\/edits$)/;
+
 export interface FakeUpstream {
   kind: 'openai' | 'anthropic';
   /** `http://127.0.0.1:<port>` */
@@ -157,7 +160,9 @@ async function startServer(kind: FakeUpstream['kind'], handler: Handler): Promis
         // recorded as text
       }
       const contentType = String(incoming.headers['content-type'] ?? '');
-      if (/^multipart\/form-data/i.test(contentType)) body = summarizeMultipart(Buffer.concat(chunks), contentType) ?? text;
+      // File uploads (audio, image edits) are recorded as their fields and files' sizes and hashes;
+      // other multipart bodies (video jobs, whose tests and handler parse them) as their text.
+      if (/^multipart\/form-data/i.test(contentType) && SUMMARIZED_UPLOADS.test(path)) body = summarizeMultipart(Buffer.concat(chunks), contentType) ?? text;
       const recorded: RecordedRequest = {
         seq: ++seq,
         method: incoming.method ?? '',

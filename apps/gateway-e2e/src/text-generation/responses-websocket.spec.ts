@@ -205,6 +205,28 @@ describe('Responses over WebSocket', () => {
     }
   });
 
+  it('takes the next response.create as soon as the last event of the previous one is out (as agents send it)', async () => {
+    const socket = await open(account.masterKey);
+    try {
+      const ends: string[] = [];
+      // Each request is sent from the handler of the previous response's last event, with no delay.
+      await new Promise<void>((resolve) => {
+        const next = () => socket.ws.send(JSON.stringify({ type: 'response.create', model: 'sim-chat', input: `turn ${ends.length}` }));
+        socket.ws.on('message', (data) => {
+          const event = JSON.parse(data.toString());
+          if (!TERMINAL.includes(event.type)) return;
+          ends.push(event.type === 'error' ? `error ${event.status}` : event.type);
+          if (ends.length === 8) resolve();
+          else next();
+        });
+        next();
+      });
+      expect(ends).toEqual(Array.from({ length: 8 }, () => 'response.completed'));
+    } finally {
+      socket.ws.close();
+    }
+  });
+
   it('refuses the handshake of a bad key with the HTTP 401, and tells a plain GET to upgrade', async () => {
     const bad = await refused('ek-not-a-key');
     expect(bad.status).toBe(401);
