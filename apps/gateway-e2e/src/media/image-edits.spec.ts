@@ -7,7 +7,10 @@ import OpenAI, { toFile } from 'openai';
 import { Client } from 'pg';
 import { PNG } from 'pngjs';
 import { api, createAccount, createProxyKey, TestAccount } from '../support/api';
-import { marker, openaiClient } from '../support/clients';
+import { fakeRequests, marker, openaiClient } from '../support/clients';
+import type { MultipartSummary } from '../support/fake-openai-audio';
+import { FAKE_IMAGE_PER_ITEM } from '../support/media-test-models';
+import { createHash } from 'node:crypto';
 import { suiteInfo } from '../support/suite-info';
 
 /** A `width`×`height` PNG of one colour (`alpha`: 0 for a transparent mask). */
@@ -52,7 +55,12 @@ describe('POST /v1/images/edits', () => {
 
   it('one image: the input inverted, billed one image under images.edits', async () => {
     const { data, response } = await openai.images
-      .edit({ image: await toFile(png(8, 6, [10, 20, 30]), 'in.png', { type: 'image/png' }), prompt: 'invert it', model: 'sim-image', response_format: 'b64_json' })
+      .edit({
+        image: await toFile(png(8, 6, [10, 20, 30]), 'in.png', { type: 'image/png' }),
+        prompt: 'invert it',
+        model: 'sim-image',
+        response_format: 'b64_json',
+      })
       .withResponse();
     expect(data.data).toHaveLength(1);
     const image = decoded(data.data![0].b64_json);
@@ -108,13 +116,18 @@ describe('POST /v1/images/edits', () => {
     const counted = createAccount('pro', '10');
     const client = openaiClient(counted.masterKey);
     for (let i = 0; i < 2; i++) {
-      await client.images.edit({ image: await toFile(png(2, 2, [0, 0, 0]), 'in.png', { type: 'image/png' }), prompt: 'p', model: 'sim-image', response_format: 'b64_json' });
+      await client.images.edit({
+        image: await toFile(png(2, 2, [0, 0, 0]), 'in.png', { type: 'image/png' }),
+        prompt: 'p',
+        model: 'sim-image',
+        response_format: 'b64_json',
+      });
     }
     const deadline = Date.now() + 15_000;
-    let me = await api('GET', '/user/me', { key: counted.masterKey });
+    let me = await api('GET', '/v1/user/me', { key: counted.masterKey });
     while (me.body.endpoints?.['images.edits'] !== 2 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      me = await api('GET', '/user/me', { key: counted.masterKey });
+      me = await api('GET', '/v1/user/me', { key: counted.masterKey });
     }
     expect(me.body.endpoints['images.edits']).toBe(2);
   });
@@ -130,16 +143,59 @@ describe('POST /v1/images/edits', () => {
     expect(rows[0].count).toBe(0);
   });
 
+  it('against an OpenAI upstream: the multipart body it receives carries the same fields and file bytes', async () => {
+    const input = png(16, 16, [200, 10, 10]);
+    const mask = png(16, 16, [0, 0, 0], 0);
+    const name = `${marker('fwd')}.png`;
+    const { data, response } = await openai.images
+      .edit({
+        image: await toFile(input, name, { type: 'image/png' }),
+        mask: await toFile(mask, 'mask.png', { type: 'image/png' }),
+        prompt: 'forward me',
+        model: 'fake-openai-image',
+        n: 2,
+        size: '256x256',
+        background: 'opaque',
+        output_format: 'png',
+        user: 'u-1',
+        response_format: 'b64_json',
+      })
+      .withResponse();
+    expect(data.data).toHaveLength(2);
+    const received = (await fakeRequests('openai'))
+      .filter((request) => (request.body as MultipartSummary | undefined)?.files?.image?.filename === name)
+      .map((request) => ({ path: request.path, body: request.body as MultipartSummary }));
+    expect(received).toHaveLength(1);
+    expect(received[0].path).toBe('/v1/images/edits');
+    const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+    expect(received[0].body.files.image).toMatchObject({ size: input.length, sha256: sha256(input), contentType: 'image/png' });
+    expect(received[0].body.files.mask).toMatchObject({ filename: 'mask.png', size: mask.length, sha256: sha256(mask) });
+    expect(received[0].body.fields).toMatchObject({
+      model: 'painter',
+      prompt: 'forward me',
+      n: '2',
+      size: '256x256',
+      background: 'opaque',
+      output_format: 'png',
+      user: 'u-1',
+      response_format: 'b64_json',
+    });
+    const row = await ledgerRow(response.headers.get('x-request-id')!);
+    expect(row).toMatchObject({ route: 'images.edits', model: 'fake-openai-image', credits: decimal(2 * FAKE_IMAGE_PER_ITEM) });
+  });
+
   it('a 60 MB image is a 413 within 2 s', async () => {
     const big = Buffer.alloc(60 * 1000 * 1000);
     png(1, 1, [0, 0, 0]).copy(big);
+    const name = `${marker('big')}.png`;
+    const file = await toFile(big, name, { type: 'image/png' });
     const started = Date.now();
-    const refused = await openai.images
-      .edit({ image: await toFile(big, `${marker('big')}.png`, { type: 'image/png' }), prompt: 'p', model: 'sim-image' })
-      .catch((error) => error);
+    const refused = await openai.images.edit({ image: file, prompt: 'p', model: 'fake-openai-image' }).catch((error) => error);
     expect(refused.status).toBe(413);
     expect(refused.error).toMatchObject({ code: 'request_too_large' });
     expect(Date.now() - started).toBeLessThan(2_000);
+    const reached = (await fakeRequests('openai')).filter((request) => (request.body as MultipartSummary | undefined)?.files?.image?.filename === name);
+    expect(reached).toEqual([]);
   });
 
   describe('bad input is a 400 naming the field', () => {
@@ -149,21 +205,99 @@ describe('POST /v1/images/edits', () => {
         if (typeof value === 'string') form.append(name, value);
         else form.append(name, value, filename ?? 'in.png');
       }
-      const response = await fetch(`${suiteInfo().edgeA}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${account.masterKey}` }, body: form });
+      const response = await fetch(`${suiteInfo().edgeA}/v1/images/edits`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.masterKey}` },
+        body: form,
+      });
       return { status: response.status, body: await response.json() };
     }
     const image = (): Blob => new Blob([png(2, 2, [0, 0, 0])], { type: 'image/png' });
 
     it.each([
-      ['no image', [['prompt', 'p'], ['model', 'sim-image']], 'image'],
-      ['an image that is a GIF', [['image', new Blob([Buffer.from('GIF89a.....')], { type: 'image/gif' })], ['prompt', 'p'], ['model', 'sim-image']], 'image'],
-      ['an unreadable image', [['image', new Blob(['not an image at all'], { type: 'image/png' })], ['prompt', 'p'], ['model', 'sim-image']], 'image'],
-      ['an unreadable second image', [['image[]', image()], ['image[]', new Blob(['nope'])], ['prompt', 'p'], ['model', 'sim-image']], 'image'],
-      ['a mask that is a JPEG', [['image', image()], ['mask', new Blob([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0, 0, 0, 0, 0])], { type: 'image/jpeg' })], ['prompt', 'p'], ['model', 'sim-image']], 'mask'],
-      ['no prompt', [['image', image()], ['model', 'sim-image']], 'prompt'],
-      ['n that is no number', [['image', image()], ['prompt', 'p'], ['model', 'sim-image'], ['n', 'two']], 'n'],
-      ['stream: true', [['image', image()], ['prompt', 'p'], ['model', 'sim-image'], ['stream', 'true']], 'stream'],
-      ['a model that does not edit images', [['image', image()], ['prompt', 'p'], ['model', 'sim-chat']], 'model'],
+      [
+        'no image',
+        [
+          ['prompt', 'p'],
+          ['model', 'sim-image'],
+        ],
+        'image',
+      ],
+      [
+        'an image that is a GIF',
+        [
+          ['image', new Blob([Buffer.from('GIF89a.....')], { type: 'image/gif' })],
+          ['prompt', 'p'],
+          ['model', 'sim-image'],
+        ],
+        'image',
+      ],
+      [
+        'an unreadable image',
+        [
+          ['image', new Blob(['not an image at all'], { type: 'image/png' })],
+          ['prompt', 'p'],
+          ['model', 'sim-image'],
+        ],
+        'image',
+      ],
+      [
+        'an unreadable second image',
+        [
+          ['image[]', image()],
+          ['image[]', new Blob(['nope'])],
+          ['prompt', 'p'],
+          ['model', 'sim-image'],
+        ],
+        'image',
+      ],
+      [
+        'a mask that is a JPEG',
+        [
+          ['image', image()],
+          ['mask', new Blob([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0, 0, 0, 0, 0])], { type: 'image/jpeg' })],
+          ['prompt', 'p'],
+          ['model', 'sim-image'],
+        ],
+        'mask',
+      ],
+      [
+        'no prompt',
+        [
+          ['image', image()],
+          ['model', 'sim-image'],
+        ],
+        'prompt',
+      ],
+      [
+        'n that is no number',
+        [
+          ['image', image()],
+          ['prompt', 'p'],
+          ['model', 'sim-image'],
+          ['n', 'two'],
+        ],
+        'n',
+      ],
+      [
+        'stream: true',
+        [
+          ['image', image()],
+          ['prompt', 'p'],
+          ['model', 'sim-image'],
+          ['stream', 'true'],
+        ],
+        'stream',
+      ],
+      [
+        'a model that does not edit images',
+        [
+          ['image', image()],
+          ['prompt', 'p'],
+          ['model', 'sim-chat'],
+        ],
+        'model',
+      ],
     ] as const)('%s', async (_case, fields, param) => {
       const response = await post(fields as unknown as [string, string | Blob][]);
       expect(response.status).toBe(400);
