@@ -1,3 +1,4 @@
+import type { UploadedFile } from './audio.types';
 import type { ImageQuality, ImageSize, ImageStyle, ModerationCategory } from '@gateway/contracts';
 
 /** An embeddings call as the adapters see it: validated, the model resolved, inputs always a list. */
@@ -47,6 +48,14 @@ export interface ImageRequest {
   /** What the client set explicitly (the openai adapter sends only those of quality and style). */
   explicit: { quality: boolean; style: boolean };
   user?: string;
+}
+
+/** An edit of one or more uploaded images (`/images/edits`): the generation's options, the images, a mask. */
+export interface ImageEditRequest extends ImageRequest {
+  images: UploadedFile[];
+  mask?: UploadedFile;
+  background?: string;
+  outputFormat?: string;
 }
 
 export interface GeneratedImageData {

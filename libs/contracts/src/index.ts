@@ -19,6 +19,7 @@ export * from './accounts/stored-responses.messages';
 export * from './accounts/conversations.messages';
 export * from './inference/media.messages';
 export * from './inference/audio.messages';
+export * from './inference/image-edit.messages';
 export * from './inference/speech.messages';
 export * from './video/video.jobs';
 export * from './nats/contract-schema';

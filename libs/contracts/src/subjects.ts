@@ -50,6 +50,7 @@ export const Subjects = {
   inferenceEmbeddings: 'inference.embeddings',
   inferenceModerations: 'inference.moderations',
   inferenceImages: 'inference.images',
+  inferenceImageEdits: 'inference.image-edits',
   inferenceTranscriptions: 'inference.transcriptions',
   inferenceTranslations: 'inference.translations',
   /** Input tokens of a text-generation body (`/messages/count_tokens`, `/responses/input_tokens`): one `json` TextFrame. */

@@ -4,6 +4,7 @@ import type {
   CanonicalStreamEvent,
   EmbeddingRequest,
   EmbeddingResult,
+  ImageEditRequest,
   ImageRequest,
   ImageResult,
   ModerationRequest,
@@ -73,6 +74,8 @@ export interface ProviderAdapter {
   embed?(route: UpstreamRoute, request: EmbeddingRequest, signal: AbortSignal): Promise<EmbeddingResult>;
   moderate?(route: UpstreamRoute, request: ModerationRequest, signal: AbortSignal): Promise<ModerationResult>;
   generateImages?(route: UpstreamRoute, request: ImageRequest, signal: AbortSignal): Promise<ImageResult>;
+  /** `/images/edits`: the uploaded images (opened from the staging store for each attempt) edited. */
+  editImages?(route: UpstreamRoute, request: ImageEditRequest, signal: AbortSignal): Promise<ImageResult>;
   /** Transcriptions and translations of an uploaded audio file, streamed to the upstream. */
   transcribe?(route: UpstreamRoute, request: TranscriptionRequest, signal: AbortSignal): Promise<TranscriptionResult>;
   /**

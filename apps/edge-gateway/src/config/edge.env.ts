@@ -143,4 +143,14 @@ export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @IsInt()
   @Min(1024)
   AUDIO_UPLOAD_MAX_REQUEST_BYTES: number = 26 * 1024 * 1024;
+
+  /** Bytes of one image (or mask) uploaded for an image edit (OpenAI's limit for GPT image models: 50 MB); one more is a 413. */
+  @IsInt()
+  @Min(1024)
+  IMAGE_UPLOAD_MAX_FILE_BYTES: number = 50 * 1024 * 1024;
+
+  /** Bytes of a whole image edit request (every image, the mask, the text fields, the multipart framing). */
+  @IsInt()
+  @Min(1024)
+  IMAGE_UPLOAD_MAX_REQUEST_BYTES: number = 100 * 1024 * 1024;
 }

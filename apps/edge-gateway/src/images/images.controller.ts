@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ImageGenerationBody, MediaRoutes, Rpc } from '@gateway/contracts';
+import { ImageEditBody, ImageGenerationBody, MediaRoutes, Rpc } from '@gateway/contracts';
 import { FileUrls } from '@gateway/storage';
 import type { FastifyReply } from 'fastify';
 import { EndpointFamily } from '../policy/endpoint-family.decorator';
@@ -11,6 +11,8 @@ import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../admission/admission.guard';
 import { estimateItemCost, imageCount } from '../billing/request-cost';
 import { Metered } from '../policy/metering.decorators';
+import { MultipartUpload } from '../uploads/multipart-upload.decorator';
+import { IMAGE_FORMATS, imageEditUpload } from './image-upload';
 
 @ApiTags('Images')
 @Controller('images')
@@ -35,6 +37,27 @@ export class ImagesController {
   )
   async generate(@Body() body: ImageGenerationBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
     const answer = await this.media.relay(request, MediaRoutes.images, Rpc.inferenceImages, body, reply);
+    if (answer) await sendMediaReply(reply, answer, this.urls);
+  }
+
+  @Post('edits')
+  @HttpCode(200)
+  @MultipartUpload(imageEditUpload)
+  @Metered((catalog, body) => estimateItemCost(catalog, MediaRoutes.imageEdits, body, imageCount(body)))
+  @ApiOperation({
+    summary: 'Edit images (OpenAI format, multipart/form-data)',
+    description:
+      "`image` (one file) or `image[]` (several), an optional `mask` (PNG) and the generation's fields. Without `model`: the catalog's first model serving `images.edits`. Charged like a generation: `n` × the model's `pricing.per_item` reserved, settled from the upstream's usage tokens when it reports them. `stream: true` is refused (400 naming `stream`).",
+  })
+  @ApiOkResponse({ schema: schemaRef('ImageGenerationResult'), description: 'The edited images.' })
+  @ApiErrors({
+    ...mediaErrors(
+      `Invalid field; a missing, empty or unreadable \`image\` or \`mask\` (${IMAGE_FORMATS}; the mask PNG), named in \`param\`; \`stream: true\`; a \`size\`, \`quality\` or \`n\` the model does not offer.`,
+    ),
+    413: 'An image larger than `IMAGE_UPLOAD_MAX_FILE_BYTES` (50 MiB) or a body larger than `IMAGE_UPLOAD_MAX_REQUEST_BYTES` (100 MiB): refused while it is read, before any upstream is called.',
+  })
+  async edit(@Body() body: ImageEditBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
+    const answer = await this.media.relay(request, MediaRoutes.imageEdits, Rpc.inferenceImageEdits, body, reply);
     if (answer) await sendMediaReply(reply, answer, this.urls);
   }
 }

@@ -18,6 +18,7 @@ export type MediaContract =
   | typeof Rpc.inferenceEmbeddings
   | typeof Rpc.inferenceModerations
   | typeof Rpc.inferenceImages
+  | typeof Rpc.inferenceImageEdits
   | typeof Rpc.inferenceTranscriptions
   | typeof Rpc.inferenceTranslations;
 

@@ -10,6 +10,13 @@ export interface UploadFileField {
   /** Bytes one file may have; one more is a 413 naming the field. */
   maxBytes: number;
   /**
+   * Files the field takes (sent as `name` or `name[]`, repeated); default 1. Above 1 the body
+   * carries a list of references under `name`, even for one file.
+   */
+  maxCount?: number;
+  /** The field may be left out (a mask); by default a missing file is a 400 naming it. */
+  optional?: boolean;
+  /**
    * Reads the file as it streams in (a tee of what goes to the store; it may stop reading early)
    * and returns what the route's body should carry about it beside its staged reference (an
    * audio file's `duration_seconds`); throws a `DomainError` (400 naming the field) to refuse it.

@@ -64,7 +64,7 @@ export class MultipartUploads {
 /** One multipart body being read: its state, and the one way it ends (resolved, or rejected with everything staged deleted). */
 class UploadRead {
   private readonly fields: Record<string, unknown> = {};
-  private readonly files = new Map<string, Promise<StagedFileRef>>();
+  private readonly files = new Map<string, Promise<StagedFileRef>[]>();
   private readonly keys: string[] = [];
   private readonly open = new Set<Readable>();
   private busboy?: Busboy.Busboy;
@@ -86,7 +86,7 @@ class UploadRead {
       this.busboy = Busboy({
         headers: this.request.headers,
         // One byte over the largest file limit is enough to tell; each field's own limit is counted here.
-        limits: { ...TEXT_LIMITS, files: Object.keys(this.spec.files).length, fileSize: largestFile + 1 },
+        limits: { ...TEXT_LIMITS, files: Object.values(this.spec.files).reduce((sum, file) => sum + (file.maxCount ?? 1), 0), fileSize: largestFile + 1 },
       });
     } catch (error) {
       return this.fail(invalid(`The multipart body cannot be read: ${(error as Error).message}`));
@@ -127,21 +127,25 @@ class UploadRead {
     }
   }
 
-  private onFile(field: string, stream: Readable, info: Busboy.FileInfo): void {
+  private onFile(name: string, stream: Readable, info: Busboy.FileInfo): void {
     if (this.settled) return void stream.resume();
+    const field = name.endsWith('[]') ? name.slice(0, -2) : name;
     const rules = this.spec.files[field];
     if (!rules) {
       stream.resume();
       return this.fail(invalid(`Unexpected file in ${field}: this route takes a file only in ${Object.keys(this.spec.files).join(', ')}`, field));
     }
-    if (this.files.has(field)) {
+    const maxCount = rules.maxCount ?? 1;
+    const list = this.files.get(field) ?? [];
+    if (list.length >= maxCount) {
       stream.resume();
-      return this.fail(invalid(`${field} takes one file`, field));
+      return this.fail(invalid(maxCount === 1 ? `${field} takes one file` : `${field} takes at most ${maxCount} files`, field));
     }
     const staged = this.stageFile(field, stream, info, rules);
     // Settled through finish() or fail(); a rejection before then must not go unhandled.
     staged.catch((error: unknown) => this.fail(error));
-    this.files.set(field, staged);
+    list.push(staged);
+    this.files.set(field, list);
   }
 
   private async stageFile(field: string, stream: Readable, info: Busboy.FileInfo, rules: UploadFileField): Promise<StagedFileRef> {
@@ -191,14 +195,20 @@ class UploadRead {
 
   private async finish(): Promise<void> {
     if (this.settled) return;
-    let staged: [string, StagedFileRef][];
+    let staged: [string, StagedFileRef | StagedFileRef[]][];
     try {
-      staged = await Promise.all([...this.files].map(async ([field, file]) => [field, await file] as [string, StagedFileRef]));
+      staged = await Promise.all(
+        [...this.files].map(async ([field, files]) => {
+          const refs = await Promise.all(files);
+          return [field, (this.spec.files[field].maxCount ?? 1) > 1 ? refs : refs[0]] as [string, StagedFileRef | StagedFileRef[]];
+        }),
+      );
     } catch (error) {
       return this.fail(error);
     }
     if (this.settled) return;
-    for (const field of Object.keys(this.spec.files)) {
+    for (const [field, rules] of Object.entries(this.spec.files)) {
+      if (rules.optional) continue;
       if (!this.files.has(field)) return this.fail(invalid(`${field} is required: a file part named ${field}`, field));
     }
     this.settled = true;
@@ -215,7 +225,7 @@ class UploadRead {
     for (const stream of this.open) stream.destroy();
     this.reject(error);
     // Once every write has ended (a file finishing at this moment is renamed into place first), delete.
-    void Promise.allSettled(this.files.values()).then(() =>
+    void Promise.allSettled([...this.files.values()].flat()).then(() =>
       Promise.all(
         this.keys.map((key) =>
           this.store.delete(key).catch((cause: unknown) => this.logger.warn(`could not delete the staged upload ${key}: ${String(cause)}`)),

@@ -126,6 +126,16 @@ function images(request: RecordedRequest, response: ServerResponse): void {
   sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data });
 }
 
+/** `POST /v1/images/edits` (multipart, summarized by the recorder): `n` black PNGs of `size`, as b64_json. */
+function imageEdits(request: RecordedRequest, response: ServerResponse): void {
+  const fields = (request.body as { fields?: Record<string, string | string[]> } | undefined)?.fields ?? {};
+  const model = String(fields.model ?? '');
+  if (failed(model, response)) return;
+  if (model !== 'painter') return unknownModel(model, response);
+  const data = Array.from({ length: Number(fields.n ?? 1) }, () => ({ b64_json: blackPng(String(fields.size ?? '1024x1024')).toString('base64') }));
+  sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data });
+}
+
 function file(request: RecordedRequest, response: ServerResponse): void {
   const png = files.get(request.path.slice('/files/'.length).replace(/\.png$/, ''));
   if (!png) return sendJson(response, 404, { error: { message: 'no such file' } });
@@ -137,6 +147,7 @@ export const OPENAI_MEDIA_HANDLERS: Record<string, (request: RecordedRequest, re
   'POST /v1/embeddings': embeddings,
   'POST /v1/moderations': moderations,
   'POST /v1/images/generations': images,
+  'POST /v1/images/edits': imageEdits,
   'GET /files/': file,
   'POST /v1/audio/speech': speech,
 };

@@ -37,7 +37,7 @@ export function mediaTestModels(openaiRoute: (upstream: string) => object): Reco
       ...base,
       id: 'fake-openai-image',
       pricing: { input: 0, output: 0, per_item: FAKE_IMAGE_PER_ITEM },
-      endpoints: ['images.generations'],
+      endpoints: ['images.generations', 'images.edits'],
       sizes: ['256x256', '512x512', '1024x1024'],
       qualities: ['standard', 'hd'],
       max_images: 2,

@@ -42,6 +42,7 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
         Subjects.inferenceEmbeddings,
         Subjects.inferenceModerations,
         Subjects.inferenceImages,
+        Subjects.inferenceImageEdits,
         Subjects.inferenceTranscriptions,
         Subjects.inferenceTranslations,
         Subjects.inferenceSpeech,
@@ -59,10 +60,17 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
 
   it('the production groups: embeddings with moderations, images with audio, decisions', () => {
     expect(subscribed(' embeddings , moderations ')).toEqual([...EVERY_ROUTER, Subjects.inferenceEmbeddings, Subjects.inferenceModerations].sort());
-    expect(subscribed('images')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages].sort());
+    expect(subscribed('images')).toEqual([...EVERY_ROUTER, Subjects.inferenceImages, Subjects.inferenceImageEdits].sort());
     expect(subscribed('decisions')).toEqual([...EVERY_ROUTER, Subjects.inferenceDecide].sort());
     expect(subscribed('images,audio')).toEqual(
-      [...EVERY_ROUTER, Subjects.inferenceImages, Subjects.inferenceSpeech, Subjects.inferenceTranscriptions, Subjects.inferenceTranslations].sort(),
+      [
+        ...EVERY_ROUTER,
+        Subjects.inferenceImages,
+        Subjects.inferenceImageEdits,
+        Subjects.inferenceSpeech,
+        Subjects.inferenceTranscriptions,
+        Subjects.inferenceTranslations,
+      ].sort(),
     );
   });
 

@@ -1,7 +1,7 @@
 import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { ImageGenerationRequest, MediaMessage, Rpc } from '@gateway/contracts';
+import { ImageEditRequest, ImageGenerationRequest, MediaMessage, Rpc } from '@gateway/contracts';
 import { Observable } from 'rxjs';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { mediaMessages } from '../media/media-reply';
@@ -17,5 +17,10 @@ export class ImagesController {
   @Handles(Rpc.inferenceImages)
   generate(@Payload() request: ImageGenerationRequest): Observable<MediaMessage> {
     return mediaMessages(request, this.liveness, () => this.images.generate(request));
+  }
+
+  @Handles(Rpc.inferenceImageEdits)
+  edit(@Payload() request: ImageEditRequest): Observable<MediaMessage> {
+    return mediaMessages(request, this.liveness, () => this.images.edit(request));
   }
 }

@@ -1,6 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   GeneratedImage,
+  ImageEditRequest as ImageEditMessage,
+  StagedFile,
   ImageDefaults,
   ImageGenerationRequest,
   ImageQualities,
@@ -13,7 +15,7 @@ import {
 import type { CatalogModel } from '@gateway/catalog';
 import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
-import type { GeneratedImageData, ImageRequest } from '@gateway/canonical';
+import type { GeneratedImageData, ImageEditRequest, ImageRequest, ImageResult, UploadedFile } from '@gateway/canonical';
 import { MediaCalls } from '../media/media-call';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { DomainError, ErrorCode } from '@gateway/errors';
@@ -43,6 +45,8 @@ function pick<T extends string>(field: string, requested: T | null | undefined, 
  */
 @Injectable()
 export class ImagesService {
+  private readonly logger = new Logger(ImagesService.name);
+
   constructor(
     private readonly calls: MediaCalls,
     private readonly upstream: UpstreamCaller,
@@ -62,15 +66,73 @@ export class ImagesService {
         return adapter.generateImages(upstreamRoute, canonical, signal);
       });
       Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
-      const format = body.response_format ?? ImageDefaults.response_format;
-      const isPublic = body.public ?? ImageDefaults.public;
-      const images = await Promise.all(result.images.map((image) => (format === 'url' ? this.stored(image, isPublic) : this.inline(image))));
-      outcome.units = images.length;
-      return { kind: 'images', created: Math.floor(Date.now() / 1000), images };
+      return this.answer(result, body, outcome);
     });
   }
 
-  private toImageRequest(model: CatalogModel, request: ImageGenerationRequest): ImageRequest {
+  /**
+   * `POST /v1/images/edits`: as a generation, from the images (and mask) the edge staged in the
+   * object store; the adapter streams them from there to the upstream (opened anew for each
+   * attempt) and the staged objects are deleted once the call is over, however it ended.
+   */
+  async edit(request: ImageEditMessage): Promise<MediaReply> {
+    const { body } = request;
+    const staged = [...body.image, ...(body.mask ? [body.mask] : [])];
+    try {
+      return await this.calls.run(request, MediaRoutes.imageEdits, async (outcome) => {
+        outcome.model = body.model ?? '';
+        const model = this.calls.resolveModel(MediaRoutes.imageEdits, body.model);
+        outcome.model = model.config.id;
+        const canonical: ImageEditRequest = {
+          ...this.toImageRequest(model, request),
+          images: body.image.map((file) => this.uploaded(file, 'image')),
+          mask: body.mask ? this.uploaded(body.mask, 'mask') : undefined,
+          background: body.background,
+          outputFormat: body.output_format,
+        };
+        const signal = new AbortController().signal;
+        const { result, route } = await this.upstream.withFallback(model.routes, signal, (adapter, upstreamRoute) => {
+          if (!adapter.editImages) throw new Error(`the ${upstreamRoute.adapter} adapter does not edit images (catalog model ${model.config.id})`);
+          return adapter.editImages(upstreamRoute, canonical, signal);
+        });
+        Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
+        return this.answer(result, body, outcome);
+      });
+    } finally {
+      await Promise.all(
+        staged.map((file) =>
+          this.store.delete(file.key).catch((error: unknown) => this.logger.warn(`could not delete the staged upload ${file.key}: ${String(error)}`)),
+        ),
+      );
+    }
+  }
+
+  private async answer(
+    result: ImageResult,
+    body: { response_format?: string | null; public?: boolean | null },
+    outcome: { units?: number },
+  ): Promise<MediaReply> {
+    const format = body.response_format ?? ImageDefaults.response_format;
+    const isPublic = body.public ?? ImageDefaults.public;
+    const images = await Promise.all(result.images.map((image) => (format === 'url' ? this.stored(image, isPublic) : this.inline(image))));
+    outcome.units = images.length;
+    return { kind: 'images', created: Math.floor(Date.now() / 1000), images };
+  }
+
+  private uploaded(file: StagedFile, field: string): UploadedFile {
+    return {
+      filename: file.filename,
+      contentType: file.content_type,
+      bytes: file.bytes,
+      open: async () => {
+        const stream = await this.store.getStream(file.key);
+        if (!stream) throw new DomainError(ErrorCode.InvalidRequest, 'The uploaded file is gone from the staging store; send the request again', field);
+        return stream;
+      },
+    };
+  }
+
+  private toImageRequest(model: CatalogModel, request: ImageGenerationRequest | ImageEditMessage): ImageRequest {
     const { body } = request;
     const maxImages = Math.min(model.config.max_images ?? MediaLimits.imageCount, MediaLimits.imageCount);
     const n = body.n ?? ImageDefaults.n;

@@ -12,6 +12,7 @@ const FAMILY_OF: Record<MediaRoute, RouterFamily> = {
   [MediaRoutes.embeddings]: Rpc.inferenceEmbeddings.family,
   [MediaRoutes.moderations]: Rpc.inferenceModerations.family,
   [MediaRoutes.images]: Rpc.inferenceImages.family,
+  [MediaRoutes.imageEdits]: Rpc.inferenceImageEdits.family,
   [MediaRoutes.transcriptions]: Rpc.inferenceTranscriptions.family,
   [MediaRoutes.translations]: Rpc.inferenceTranslations.family,
 };

@@ -22,6 +22,7 @@ export const MediaRoutes = {
   embeddings: 'embeddings',
   moderations: 'moderations',
   images: 'images.generations',
+  imageEdits: 'images.edits',
   transcriptions: 'audio.transcriptions',
   translations: 'audio.translations',
 } as const;

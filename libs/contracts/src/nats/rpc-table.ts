@@ -26,6 +26,7 @@ import {
   type DeletedConversation,
 } from '../accounts/conversations.messages';
 import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
+import { ImageEditRequest } from '../inference/image-edit.messages';
 import { TranscriptionRequest, TranslationRequest } from '../inference/audio.messages';
 import { SpeechRequest, type SpeechFrame } from '../inference/speech.messages';
 import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
@@ -130,6 +131,8 @@ export const Rpc = {
   inferenceEmbeddings: ofFamily('embeddings', stream<EmbeddingsRequest, MediaMessage>(Subjects.inferenceEmbeddings, EmbeddingsRequest)),
   inferenceModerations: ofFamily('moderations', stream<ModerationsRequest, MediaMessage>(Subjects.inferenceModerations, ModerationsRequest)),
   inferenceImages: ofFamily('images', stream<ImageGenerationRequest, MediaMessage>(Subjects.inferenceImages, ImageGenerationRequest)),
+  /** Image edits: the staged images' references in, an `images` reply out. */
+  inferenceImageEdits: ofFamily('images', stream<ImageEditRequest, MediaMessage>(Subjects.inferenceImageEdits, ImageEditRequest)),
   /** The audio as it is made (`start`, `audio` chunks, `done`), or one `json` error; heartbeats while it runs. */
   inferenceSpeech: ofFamily('audio', stream<SpeechRequest, WithHeartbeats<SpeechFrame>>(Subjects.inferenceSpeech, SpeechRequest)),
   /** Transcriptions and translations: one reply of `MediaReplyPart`s (a staged upload's reference in, text or events out). */

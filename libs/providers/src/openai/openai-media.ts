@@ -1,5 +1,6 @@
+import { type MultipartPart } from '../multipart-body';
 import { ModerationCategories, type ModerationCategory } from '@gateway/contracts';
-import type { EmbeddingRequest, ImageRequest, ModerationResult, ModerationVerdict } from '@gateway/canonical';
+import type { EmbeddingRequest, ImageEditRequest, ImageRequest, ModerationResult, ModerationVerdict } from '@gateway/canonical';
 import { asRecord, malformedResponse } from '../upstream-http';
 
 /** `POST /embeddings`: the client's encoding is asked for upstream too; `dimensions` only when the client set it. */
@@ -83,6 +84,20 @@ export function toOpenAIImagesBody(request: ImageRequest, upstreamModel: string)
   if (request.explicit.style) body.style = request.style;
   if (request.user) body.user = request.user;
   return body;
+}
+
+/**
+ * The fields of `POST /images/edits` as OpenAI's SDK sends them, the images (`image`, or `image[]`
+ * for several) and the mask streamed from the store; always asking for `b64_json`, as generations do.
+ */
+export function toOpenAIImageEditParts(request: ImageEditRequest, upstreamModel: string): MultipartPart[] {
+  const parts: MultipartPart[] = request.images.map((file) => ({ name: request.images.length > 1 ? 'image[]' : 'image', file }));
+  if (request.mask) parts.push({ name: 'mask', file: request.mask });
+  const fields = toOpenAIImagesBody(request, upstreamModel);
+  if (request.background !== undefined) fields.background = request.background;
+  if (request.outputFormat !== undefined) fields.output_format = request.outputFormat;
+  for (const [name, value] of Object.entries(fields)) parts.push({ name, value: String(value) });
+  return parts;
 }
 
 /** Each image as base64 data, or as a URL to download when the upstream ignored `response_format`. */

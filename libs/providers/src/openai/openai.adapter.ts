@@ -1,11 +1,20 @@
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
-import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
+import type { EmbeddingRequest, EmbeddingResult, ImageEditRequest, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import type { TranscriptionRequest, TranscriptionResult } from '@gateway/canonical';
 import { fromOpenAIAudio, openAIAudioBody } from './openai-audio';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { countTextsTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
-import { fromOpenAIEmbeddings, fromOpenAIImages, fromOpenAIModeration, sniffImageType, toOpenAIEmbeddingsBody, toOpenAIImagesBody } from './openai-media';
+import {
+  fromOpenAIEmbeddings,
+  fromOpenAIImages,
+  fromOpenAIModeration,
+  sniffImageType,
+  toOpenAIEmbeddingsBody,
+  toOpenAIImageEditParts,
+  toOpenAIImagesBody,
+} from './openai-media';
+import { multipartBody } from '../multipart-body';
 import { fromOpenAIResponse, OpenAIStreamMapper, toOpenAIRequest, type OpenAIChatChunk } from './openai-mapping';
 import { toOpenAICountRequest } from './openai-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
@@ -80,6 +89,25 @@ export class OpenAIAdapter implements ProviderAdapter {
       toOpenAIImagesBody(request, route.upstreamModel),
       signal,
     );
+    const images = [];
+    for (const image of fromOpenAIImages(response, request.n)) {
+      const bytes = image.b64 !== undefined ? Buffer.from(image.b64, 'base64') : await this.http.getBytes(image.url!, signal);
+      images.push({ bytes, contentType: sniffImageType(bytes), revisedPrompt: image.revisedPrompt });
+    }
+    return { images };
+  }
+
+  /** `POST /images/edits`: the images and mask re-streamed from the store as multipart. */
+  async editImages(route: UpstreamRoute, request: ImageEditRequest, signal: AbortSignal): Promise<ImageResult> {
+    const body = multipartBody(toOpenAIImageEditParts(request, route.upstreamModel));
+    const headers = { ...authHeaders(route), 'content-type': body.contentType };
+    const { text } = await this.http.postStream(endpointUrl(route, 'images/edits'), headers, body.stream, body.length, signal);
+    let response: unknown;
+    try {
+      response = JSON.parse(text);
+    } catch {
+      throw malformedResponse('an image edit answer that is not JSON', text.slice(0, 1000));
+    }
     const images = [];
     for (const image of fromOpenAIImages(response, request.n)) {
       const bytes = image.b64 !== undefined ? Buffer.from(image.b64, 'base64') : await this.http.getBytes(image.url!, signal);

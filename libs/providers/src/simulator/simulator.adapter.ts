@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
-import type { EmbeddingRequest, EmbeddingResult, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
+import type { EmbeddingRequest, EmbeddingResult, ImageEditRequest, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import type { TranscriptionRequest, TranscriptionResult } from '@gateway/canonical';
 import type { SpeechCall, SpeechStream } from '@gateway/canonical';
 import { countTextTokensUpTo } from '@gateway/platform';
@@ -8,6 +8,7 @@ import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute }
 import { splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
 import { simulatedPng } from './simulator-image';
+import { simulatedImageEdit } from './simulator-image-edit';
 import { simulatedModeration } from './simulator-moderation';
 import { simulatedTranscription } from './simulator-transcription';
 import { simulatorVideos } from './simulator-video';
@@ -94,6 +95,20 @@ export class SimulatorAdapter implements ProviderAdapter {
       throwIfAborted(signal);
       const seed = `${route.upstreamModel}\u0000${request.quality}\u0000${request.style}\u0000${index}\u0000${request.prompt}`;
       images.push({ bytes: simulatedPng(seed, width, height), contentType: 'image/png', revisedPrompt: request.prompt });
+    }
+    return { images };
+  }
+
+  /** Each of the `n` edits is of the first image (see `simulatedImageEdit`): its colours inverted, where the mask allows. */
+  async editImages(route: UpstreamRoute, request: ImageEditRequest, signal: AbortSignal): Promise<ImageResult> {
+    this.beforeMediaCall(route, signal);
+    const [width, height] = request.size.split('x').map(Number);
+    const input = await readAll(await request.images[0].open());
+    const mask = request.mask ? await readAll(await request.mask.open()) : undefined;
+    const images = [];
+    for (let index = 0; index < request.n; index++) {
+      throwIfAborted(signal);
+      images.push({ bytes: simulatedImageEdit(input, mask, request.prompt, index, width, height), contentType: 'image/png', revisedPrompt: request.prompt });
     }
     return { images };
   }
@@ -217,4 +232,10 @@ function booleanOption(value: unknown): boolean | undefined {
   if (value === 'true') return true;
   if (value === 'false') return false;
   return undefined;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
 }
