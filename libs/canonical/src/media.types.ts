@@ -65,6 +65,15 @@ export interface GeneratedImageData {
   revisedPrompt?: string;
 }
 
+/** The tokens an image upstream reported (GPT image models do), and its `usage` object as it sent it. */
+export interface ImageUsage {
+  inputTokens: number;
+  outputTokens: number;
+  raw: Record<string, unknown>;
+}
+
 export interface ImageResult {
   images: GeneratedImageData[];
+  /** The upstream's `usage`, when it reported one with whole token counts. */
+  usage?: ImageUsage;
 }

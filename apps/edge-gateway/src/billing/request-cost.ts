@@ -92,6 +92,28 @@ export function estimateItemCost(catalog: ModelCatalog, route: string, body: Rec
 export const imageCount = (body: Record<string, unknown>): number => positiveInt(body.n) ?? 1;
 
 /**
+ * Image generations and edits: `n` × `pricing.per_item`, and, for a model that prices tokens (a GPT
+ * image model, billed from the tokens its upstream reports), the prompt's tokens at the input price
+ * plus `n` × the catalog's `max_output_tokens` at the output price. The input images' own tokens
+ * are not known before the upstream counts them: they are settled, not reserved.
+ */
+export function estimateImageCost(catalog: ModelCatalog, route: string, body: Record<string, unknown>): CostEstimate | null {
+  const id = mediaModelId(catalog, route, body);
+  const model = id === undefined ? undefined : catalog.get(id);
+  if (!model) return null;
+  const items = imageCount(body);
+  const { pricing, max_output_tokens: maxOutput } = model.config;
+  if (pricing.input === 0 && pricing.output === 0) return { model: model.config.id, route, tokens: 0, credits: worstCaseCredits(pricing, { items }) };
+  const tokens = typeof body.prompt === 'string' ? countTextTokens(body.prompt) : 0;
+  return {
+    model: model.config.id,
+    route,
+    tokens,
+    credits: worstCaseCredits(pricing, { items, inputTokens: tokens, outputTokens: items * (maxOutput ?? 0) }),
+  };
+}
+
+/**
  * Transcriptions and translations bill seconds of audio at the model's `pricing.per_second` (or
  * the tokens the upstream reports): the worst case is the file's duration, read from its container
  * header while it was uploaded (`file.duration_seconds`).

@@ -9,7 +9,7 @@ import { mediaErrors } from '../media/media.api-docs';
 import { sendMediaReply } from '../media/media-reply';
 import { ApiErrors, schemaRef } from '../openapi/api-docs.decorators';
 import { MeteredRequest } from '../admission/admission.guard';
-import { estimateItemCost, imageCount } from '../billing/request-cost';
+import { estimateImageCost } from '../billing/request-cost';
 import { Metered } from '../policy/metering.decorators';
 import { MultipartUpload } from '../uploads/multipart-upload.decorator';
 import { IMAGE_FORMATS, imageEditUpload } from './image-upload';
@@ -25,11 +25,11 @@ export class ImagesController {
 
   @Post('generations')
   @HttpCode(200)
-  @Metered((catalog, body) => estimateItemCost(catalog, MediaRoutes.images, body, imageCount(body)))
+  @Metered((catalog, body) => estimateImageCost(catalog, MediaRoutes.images, body))
   @ApiOperation({
     summary: 'Generate images (OpenAI format)',
     description:
-      "Without `model`: the catalog's first image model. Charged `n` × the model's `pricing.per_item`. URLs point at `GET /v1/files/…`: signed and expiring unless `public: true`.",
+      "Without `model`: the catalog's first image model. Charged `n` × the model's `pricing.per_item`, or the upstream's usage tokens when it reports them and the model prices tokens. URLs point at `GET /v1/files/…`: signed and expiring unless `public: true`.",
   })
   @ApiOkResponse({ schema: schemaRef('ImageGenerationResult'), description: 'An image generation result.' })
   @ApiErrors(
@@ -43,11 +43,11 @@ export class ImagesController {
   @Post('edits')
   @HttpCode(200)
   @MultipartUpload(imageEditUpload)
-  @Metered((catalog, body) => estimateItemCost(catalog, MediaRoutes.imageEdits, body, imageCount(body)))
+  @Metered((catalog, body) => estimateImageCost(catalog, MediaRoutes.imageEdits, body))
   @ApiOperation({
     summary: 'Edit images (OpenAI format, multipart/form-data)',
     description:
-      "`image` (one file) or `image[]` (several), an optional `mask` (PNG) and the generation's fields. Without `model`: the catalog's first model serving `images.edits`. Charged like a generation: `n` × the model's `pricing.per_item` reserved, settled from the upstream's usage tokens when it reports them. `stream: true` is refused (400 naming `stream`).",
+      "`image` (one file) or `image[]` (several), an optional `mask` (PNG) and the generation's fields. Without `model`: the catalog's first model serving `images.edits`. Charged like a generation: `n` × the model's `pricing.per_item`, or the upstream's usage tokens when it reports them and the model prices tokens. `stream: true` is refused (400 naming `stream`).",
   })
   @ApiOkResponse({ schema: schemaRef('ImageGenerationResult'), description: 'The edited images.' })
   @ApiErrors({

@@ -22,5 +22,7 @@ export function sendMediaReply(reply: FastifyReply, answer: MediaReply, urls?: F
     if (image.revised_prompt !== undefined) item.revised_prompt = image.revised_prompt;
     return item;
   });
-  return reply.status(200).send({ created: answer.created, data } satisfies ImageGenerationResult);
+  const result: ImageGenerationResult = { created: answer.created, data };
+  if (answer.usage) result.usage = answer.usage as ImageGenerationResult['usage'];
+  return reply.status(200).send(result);
 }

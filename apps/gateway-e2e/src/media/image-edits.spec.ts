@@ -9,7 +9,8 @@ import { PNG } from 'pngjs';
 import { api, createAccount, createProxyKey, TestAccount } from '../support/api';
 import { fakeRequests, marker, openaiClient } from '../support/clients';
 import type { MultipartSummary } from '../support/fake-openai-audio';
-import { FAKE_IMAGE_PER_ITEM } from '../support/media-test-models';
+import { FAKE_IMAGE_PER_ITEM, FAKE_IMAGE_TOKEN_PRICING } from '../support/media-test-models';
+import { FAKE_IMAGE_USAGE, REJECT_400_MESSAGE } from '../support/fake-openai-media';
 import { createHash } from 'node:crypto';
 import { suiteInfo } from '../support/suite-info';
 
@@ -28,10 +29,15 @@ describe('POST /v1/images/edits', () => {
   let openai: OpenAI;
   let db: Client;
 
-  async function ledgerRow(requestId: string): Promise<{ route: string; model: string; status: string; credits: string }> {
+  async function ledgerRow(
+    requestId: string,
+  ): Promise<{ route: string; model: string; status: string; credits: string; input_tokens: number | null; output_tokens: number | null }> {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const { rows } = await db.query('SELECT route, model, status, credits::text AS credits FROM usage_logs WHERE request_id = $1', [requestId]);
+      const { rows } = await db.query(
+        'SELECT route, model, status, credits::text AS credits, input_tokens, output_tokens FROM usage_logs WHERE request_id = $1',
+        [requestId],
+      );
       if (rows.length === 1) return rows[0];
       if (Date.now() > deadline) throw new Error(`${requestId} never reached the ledger`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -182,6 +188,87 @@ describe('POST /v1/images/edits', () => {
     });
     const row = await ledgerRow(response.headers.get('x-request-id')!);
     expect(row).toMatchObject({ route: 'images.edits', model: 'fake-openai-image', credits: decimal(2 * FAKE_IMAGE_PER_ITEM) });
+  });
+
+  describe('an upstream that reports usage (GPT image models)', () => {
+    const tokenCredits = decimal(
+      (FAKE_IMAGE_USAGE.input_tokens * FAKE_IMAGE_TOKEN_PRICING.input + FAKE_IMAGE_USAGE.output_tokens * FAKE_IMAGE_TOKEN_PRICING.output) / 1_000_000,
+    );
+
+    it("an array of images reaches it as image[] with every file's bytes; its usage is returned and billed instead of the per-image price", async () => {
+      const first = png(3, 3, [1, 2, 3]);
+      const second = png(5, 5, [9, 9, 9]);
+      const name = `${marker('arr')}.png`;
+      const { data, response } = await openai.images
+        .edit({
+          image: [await toFile(first, name, { type: 'image/png' }), await toFile(second, 'second.png', { type: 'image/png' })],
+          prompt: 'both of them',
+          model: 'fake-openai-image-tokens',
+          n: 2,
+          size: '256x256',
+          response_format: 'b64_json',
+        })
+        .withResponse();
+      expect(data.data).toHaveLength(2);
+      expect(data.usage).toEqual(FAKE_IMAGE_USAGE);
+      const received = (await fakeRequests('openai')).filter((request) => (request.body as MultipartSummary | undefined)?.fileList?.[0]?.filename === name);
+      expect(received).toHaveLength(1);
+      const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+      expect((received[0].body as MultipartSummary).fileList).toEqual([
+        { field: 'image[]', filename: name, contentType: 'image/png', size: first.length, sha256: sha256(first) },
+        { field: 'image[]', filename: 'second.png', contentType: 'image/png', size: second.length, sha256: sha256(second) },
+      ]);
+      const row = await ledgerRow(response.headers.get('x-request-id')!);
+      expect(row).toEqual({
+        route: 'images.edits',
+        model: 'fake-openai-image-tokens',
+        status: 'success',
+        credits: tokenCredits,
+        input_tokens: FAKE_IMAGE_USAGE.input_tokens,
+        output_tokens: FAKE_IMAGE_USAGE.output_tokens,
+      });
+    });
+
+    it('a generation likewise: usage returned, billed by its tokens', async () => {
+      const { data, response } = await openai.images
+        .generate({ prompt: 'tokens please', model: 'fake-openai-image-tokens', size: '256x256', response_format: 'b64_json' })
+        .withResponse();
+      expect(data.usage).toEqual(FAKE_IMAGE_USAGE);
+      const row = await ledgerRow(response.headers.get('x-request-id')!);
+      expect(row).toMatchObject({ route: 'images.generations', credits: tokenCredits, input_tokens: 330, output_tokens: 1040 });
+    });
+
+    it('the reservation bounds the output tokens: an account with less than n × max_output_tokens at the output price is refused before the upstream', async () => {
+      // 2 × 4160 tokens × 40 credits per million = 0.3328 credits reserved for the output alone.
+      const poor = createAccount('pro', '0.3');
+      const refused = await openaiClient(poor.masterKey)
+        .images.edit({ image: await toFile(png(2, 2, [0, 0, 0]), 'in.png', { type: 'image/png' }), prompt: 'p', model: 'fake-openai-image-tokens', n: 2 })
+        .catch((error) => error);
+      expect(refused.status).toBe(402);
+      const served = await openaiClient(poor.masterKey).images.edit({
+        image: await toFile(png(2, 2, [0, 0, 0]), 'in.png', { type: 'image/png' }),
+        prompt: 'p',
+        model: 'fake-openai-image-tokens',
+        response_format: 'b64_json',
+      });
+      expect(served.usage).toEqual(FAKE_IMAGE_USAGE);
+    });
+  });
+
+  it('an upstream error maps like other routes (its 400 passed through, a 500 as 502), charging nothing', async () => {
+    const edit = async (model: string) =>
+      openai.images
+        .edit({ image: await toFile(png(2, 2, [0, 0, 0]), 'in.png', { type: 'image/png' }), prompt: 'p', model, response_format: 'b64_json' })
+        .catch((error) => error);
+    const rejected = await edit('reject-400-image');
+    expect(rejected).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(rejected.error.message).toBe(REJECT_400_MESSAGE);
+    const broken = await edit('broken-image');
+    expect(broken.status).toBe(502);
+    expect(broken.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+    for (const refused of [rejected, broken]) {
+      expect(await ledgerRow(refused.headers.get('x-request-id'))).toMatchObject({ route: 'images.edits', status: 'error', credits: decimal(0) });
+    }
   });
 
   it('a 60 MB image is a 413 while it is read, and the upstream never sees it', async () => {

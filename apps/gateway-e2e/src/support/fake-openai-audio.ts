@@ -18,9 +18,19 @@ export const FAKE_AUDIO_SECONDS = 7;
 export const FAKE_AUDIO_TOKENS = { input_tokens: 1000, output_tokens: 200 };
 export const FAKE_AUDIO_REJECTION = 'fake-upstream rejected the audio: the file is not supported';
 
+export interface FileSummary {
+  filename: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
 export interface MultipartSummary {
   fields: Record<string, string | string[]>;
-  files: Record<string, { filename: string; contentType: string; size: number; sha256: string }>;
+  /** The first file of each field name. */
+  files: Record<string, FileSummary>;
+  /** Every file part in order, with its field name (`image[]` repeated, say). */
+  fileList: (FileSummary & { field: string })[];
 }
 
 /** A `multipart/form-data` body as the fields and files it carries (a plain parser: CRLF framing, quoted names). */
@@ -28,7 +38,7 @@ export function summarizeMultipart(raw: Buffer, contentType: string): MultipartS
   const boundary = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
   if (!boundary) return undefined;
   const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
-  const summary: MultipartSummary = { fields: {}, files: {} };
+  const summary: MultipartSummary = { fields: {}, files: {}, fileList: [] };
   let start = raw.indexOf(delimiter);
   while (start !== -1) {
     const headerStart = start + delimiter.length;
@@ -43,7 +53,9 @@ export function summarizeMultipart(raw: Buffer, contentType: string): MultipartS
     const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
     if (filename !== undefined) {
       const type = /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? '';
-      summary.files[name] = { filename, contentType: type, size: content.length, sha256: createHash('sha256').update(content).digest('hex') };
+      const file = { filename, contentType: type, size: content.length, sha256: createHash('sha256').update(content).digest('hex') };
+      summary.files[name] ??= file;
+      summary.fileList.push({ field: name, ...file });
     } else {
       const value = content.toString('utf8');
       const existing = summary.fields[name];

@@ -9,6 +9,9 @@
  * - `POST /v1/images/generations`, `painter`: `n` black PNGs of `size`, as b64_json or as URLs
  *   (`GET /files/<id>.png`) per `response_format`; `painter-url` always answers URLs. Each has
  *   `revised_prompt` = FAKE_REVISED_PREFIX + prompt.
+ * - `painter-tokens` (generations and edits): as `painter`, b64_json, with FAKE_IMAGE_USAGE as its
+ *   `usage` (what GPT image models report).
+ * - `POST /v1/images/edits`, `painter` / `painter-tokens`: `n` black PNGs of `size`.
  * - `POST /v1/embeddings`, `slow-embed`: as `embed`, answered after SLOW_EMBED_MS.
  * - `always-500` on any of them: HTTP 500; `reject-400`: HTTP 400 with REJECT_400_MESSAGE.
  */
@@ -21,7 +24,9 @@ export const FAKE_FLAG_WORD = 'fakeflagged';
 export const FAKE_REVISED_PREFIX = 'Revised by the fake upstream: ';
 export const FAKE_EMBED_DEFAULT_DIMENSIONS = 8;
 export const SLOW_EMBED_MS = 6_000;
-const REJECT_400_MESSAGE = 'fake-upstream rejected the request: this prompt is not allowed';
+/** The `usage` `painter-tokens` reports for every image answer. */
+export const FAKE_IMAGE_USAGE = { total_tokens: 1370, input_tokens: 330, output_tokens: 1040, input_tokens_details: { text_tokens: 10, image_tokens: 320 } };
+export const REJECT_400_MESSAGE = 'fake-upstream rejected the request: this prompt is not allowed';
 
 const OPENAI_CATEGORIES = [
   'sexual',
@@ -112,7 +117,7 @@ function images(request: RecordedRequest, response: ServerResponse): void {
   const body = request.body ?? {};
   const model = String(body.model ?? '');
   if (failed(model, response)) return;
-  if (model !== 'painter' && model !== 'painter-url') return unknownModel(model, response);
+  if (model !== 'painter' && model !== 'painter-url' && model !== 'painter-tokens') return unknownModel(model, response);
   const asUrl = model === 'painter-url' || body.response_format !== 'b64_json';
   const host = request.headers.host;
   const data = Array.from({ length: Number(body.n ?? 1) }, (_, index) => {
@@ -123,7 +128,7 @@ function images(request: RecordedRequest, response: ServerResponse): void {
     files.set(id, png);
     return { url: `http://${host}/files/${id}.png`, revised_prompt };
   });
-  sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data });
+  sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data, ...(model === 'painter-tokens' ? { usage: FAKE_IMAGE_USAGE } : {}) });
 }
 
 /** `POST /v1/images/edits` (multipart, summarized by the recorder): `n` black PNGs of `size`, as b64_json. */
@@ -131,9 +136,9 @@ function imageEdits(request: RecordedRequest, response: ServerResponse): void {
   const fields = (request.body as { fields?: Record<string, string | string[]> } | undefined)?.fields ?? {};
   const model = String(fields.model ?? '');
   if (failed(model, response)) return;
-  if (model !== 'painter') return unknownModel(model, response);
+  if (model !== 'painter' && model !== 'painter-tokens') return unknownModel(model, response);
   const data = Array.from({ length: Number(fields.n ?? 1) }, () => ({ b64_json: blackPng(String(fields.size ?? '1024x1024')).toString('base64') }));
-  sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data });
+  sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data, ...(model === 'painter-tokens' ? { usage: FAKE_IMAGE_USAGE } : {}) });
 }
 
 function file(request: RecordedRequest, response: ServerResponse): void {

@@ -1,5 +1,7 @@
 /** Catalog entries for the media tests (see fake-openai-media.ts for what each upstream model does). */
 export const FAKE_IMAGE_PER_ITEM = 0.05;
+/** `fake-openai-image-tokens`: a GPT-image-like model priced by tokens (its per-item price applies only when no usage comes back). */
+export const FAKE_IMAGE_TOKEN_PRICING = { input: 5, output: 40, per_item: 0.05, max_output_tokens: 4160 };
 /** Credits per second of audio of the fake transcription models. */
 export const FAKE_AUDIO_PER_SECOND = 0.006;
 
@@ -45,14 +47,35 @@ export function mediaTestModels(openaiRoute: (upstream: string) => object): Reco
     },
     {
       ...base,
+      id: 'fake-openai-image-tokens',
+      pricing: { input: FAKE_IMAGE_TOKEN_PRICING.input, output: FAKE_IMAGE_TOKEN_PRICING.output, per_item: FAKE_IMAGE_TOKEN_PRICING.per_item },
+      max_output_tokens: FAKE_IMAGE_TOKEN_PRICING.max_output_tokens,
+      endpoints: ['images.generations', 'images.edits'],
+      max_images: 2,
+      routes: [openaiRoute('painter-tokens')],
+    },
+    {
+      ...base,
       id: 'fake-openai-image-url',
       pricing: { input: 0, output: 0, per_item: FAKE_IMAGE_PER_ITEM },
       endpoints: ['images.generations'],
       max_images: 1,
       routes: [openaiRoute('painter-url')],
     },
-    { ...base, id: 'reject-400-image', pricing: { input: 0, output: 0, per_item: 1 }, endpoints: ['images.generations'], routes: [openaiRoute('reject-400')] },
-    { ...base, id: 'broken-image', pricing: { input: 0, output: 0, per_item: 1 }, endpoints: ['images.generations'], routes: [openaiRoute('always-500')] },
+    {
+      ...base,
+      id: 'reject-400-image',
+      pricing: { input: 0, output: 0, per_item: 1 },
+      endpoints: ['images.generations', 'images.edits'],
+      routes: [openaiRoute('reject-400')],
+    },
+    {
+      ...base,
+      id: 'broken-image',
+      pricing: { input: 0, output: 0, per_item: 1 },
+      endpoints: ['images.generations', 'images.edits'],
+      routes: [openaiRoute('always-500')],
+    },
     ...(
       [
         ['fake-whisper', 'whisper-echo'],

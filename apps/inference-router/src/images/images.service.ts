@@ -17,6 +17,7 @@ import { OBJECT_STORE, ObjectStore } from '@gateway/storage';
 import { randomUUID } from 'node:crypto';
 import type { GeneratedImageData, ImageEditRequest, ImageRequest, ImageResult, UploadedFile } from '@gateway/canonical';
 import { MediaCalls } from '../media/media-call';
+import type { CallOutcome } from '../metering/metered-calls';
 import { UpstreamCaller } from '../providers/upstream-caller';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
@@ -66,7 +67,7 @@ export class ImagesService {
         return adapter.generateImages(upstreamRoute, canonical, signal);
       });
       Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
-      return this.answer(result, body, outcome);
+      return this.answer(result, body, outcome, model);
     });
   }
 
@@ -96,7 +97,7 @@ export class ImagesService {
           return adapter.editImages(upstreamRoute, canonical, signal);
         });
         Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
-        return this.answer(result, body, outcome);
+        return this.answer(result, body, outcome, model);
       });
     } finally {
       await Promise.all(
@@ -107,16 +108,28 @@ export class ImagesService {
     }
   }
 
+  /**
+   * The client's answer, and the usage event's figures: the upstream's tokens when it reported
+   * them (logged either way), and they are the bill when the model prices tokens; otherwise each
+   * image returned costs `per_item`.
+   */
   private async answer(
     result: ImageResult,
     body: { response_format?: string | null; public?: boolean | null },
-    outcome: { units?: number },
+    outcome: CallOutcome,
+    model: CatalogModel,
   ): Promise<MediaReply> {
     const format = body.response_format ?? ImageDefaults.response_format;
     const isPublic = body.public ?? ImageDefaults.public;
     const images = await Promise.all(result.images.map((image) => (format === 'url' ? this.stored(image, isPublic) : this.inline(image))));
-    outcome.units = images.length;
-    return { kind: 'images', created: Math.floor(Date.now() / 1000), images };
+    const { usage } = result;
+    if (usage) {
+      outcome.inputTokens = usage.inputTokens;
+      outcome.outputTokens = usage.outputTokens;
+    }
+    const { input, output } = model.config.pricing;
+    outcome.units = usage && (input > 0 || output > 0) ? undefined : images.length;
+    return { kind: 'images', created: Math.floor(Date.now() / 1000), images, ...(usage ? { usage: usage.raw } : {}) };
   }
 
   private uploaded(file: StagedFile, field: string): UploadedFile {

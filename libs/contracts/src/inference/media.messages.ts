@@ -363,7 +363,13 @@ export interface GeneratedImage {
  */
 export type MediaReply =
   | { kind: 'json'; status: number; body: unknown; /** Seconds, sent as `Retry-After` (a 429). */ retryAfter?: number }
-  | { kind: 'images'; created: number; images: GeneratedImage[] }
+  | {
+      kind: 'images';
+      created: number;
+      images: GeneratedImage[];
+      /** The upstream's `usage` as it reported it (GPT image models' tokens), passed on to the client. */
+      usage?: Record<string, unknown>;
+    }
   /** A plain-text body (transcriptions as `text`, `srt`, `vtt`). */
   | { kind: 'text'; status: number; contentType: string; body: string }
   /** Server-sent events, whole (a streamed transcription: the events as the upstream sent them, in order). */

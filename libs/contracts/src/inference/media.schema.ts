@@ -71,5 +71,21 @@ export type ImageResultItem = Static<typeof ImageResultItem>;
 export const ImageGenerationResult = Type.Object({
   created: Type.Integer({ description: 'Unix seconds.' }),
   data: Type.Array(ImageResultItem, { description: '`n` images.' }),
+  usage: Type.Optional(
+    Type.Object(
+      {
+        input_tokens: Type.Integer({ minimum: 0 }),
+        output_tokens: Type.Integer({ minimum: 0 }),
+        total_tokens: Type.Optional(Type.Integer({ minimum: 0 })),
+        input_tokens_details: Type.Optional(
+          Type.Object({ text_tokens: Type.Optional(Type.Integer({ minimum: 0 })), image_tokens: Type.Optional(Type.Integer({ minimum: 0 })) }),
+        ),
+      },
+      {
+        description:
+          "The upstream's token usage, as it reported it (GPT image models do); absent when it reported none. When present and the model prices tokens, the request was billed by these tokens instead of per image.",
+      },
+    ),
+  ),
 });
 export type ImageGenerationResult = Static<typeof ImageGenerationResult>;

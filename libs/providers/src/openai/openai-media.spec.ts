@@ -126,6 +126,20 @@ describe('OpenAIAdapter media endpoints', () => {
     expect(result.images[0]).toEqual({ bytes, contentType: 'image/png', revisedPrompt: 'A red fox.' });
   });
 
+  it("reads an image answer's token usage when its counts are whole, and none otherwise", async () => {
+    const bytes = png(2, 2);
+    const usage = { total_tokens: 30, input_tokens: 10, output_tokens: 20, input_tokens_details: { text_tokens: 4, image_tokens: 6 } };
+    for (const [reported, expected] of [
+      [usage, { inputTokens: 10, outputTokens: 20, raw: usage }],
+      [{ input_tokens: 1.5, output_tokens: 2 }, undefined],
+      [{ input_tokens: -1, output_tokens: 2 }, undefined],
+      ['many', undefined],
+    ] as const) {
+      upstream.handle((_request, response) => sendJson(response, 200, { data: [{ b64_json: bytes.toString('base64') }], usage: reported }));
+      expect((await adapter.generateImages(route, image({ n: 1 }), signal())).usage).toEqual(expected);
+    }
+  });
+
   it('downloads images an upstream returned by URL anyway', async () => {
     const bytes = png(2, 2);
     upstream.handle((request, response) => {

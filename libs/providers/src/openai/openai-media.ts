@@ -1,6 +1,6 @@
 import { type MultipartPart } from '../multipart-body';
 import { ModerationCategories, type ModerationCategory } from '@gateway/contracts';
-import type { EmbeddingRequest, ImageEditRequest, ImageRequest, ModerationResult, ModerationVerdict } from '@gateway/canonical';
+import type { EmbeddingRequest, ImageEditRequest, ImageRequest, ImageUsage, ModerationResult, ModerationVerdict } from '@gateway/canonical';
 import { asRecord, malformedResponse } from '../upstream-http';
 
 /** `POST /embeddings`: the client's encoding is asked for upstream too; `dimensions` only when the client set it. */
@@ -116,6 +116,18 @@ export function fromOpenAIImages(response: unknown, expected: number): { b64?: s
     if (typeof url === 'string' && /^https?:\/\//.test(url)) return { ...image, url };
     throw malformedResponse('an image with neither b64_json nor url', response);
   });
+}
+
+/**
+ * The `usage` of an image answer (GPT image models: `{input_tokens, output_tokens, total_tokens,
+ * input_tokens_details}`), when its token counts are whole and not negative; else none.
+ */
+export function imageUsageOf(response: unknown): ImageUsage | undefined {
+  const usage = asRecord(asRecord(response)?.['usage']);
+  const input = usage?.['input_tokens'];
+  const output = usage?.['output_tokens'];
+  if (!usage || !Number.isSafeInteger(input) || !Number.isSafeInteger(output) || (input as number) < 0 || (output as number) < 0) return undefined;
+  return { inputTokens: input as number, outputTokens: output as number, raw: usage };
 }
 
 const SIGNATURES: { type: string; matches: (bytes: Buffer) => boolean }[] = [

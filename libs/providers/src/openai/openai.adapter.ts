@@ -8,6 +8,7 @@ import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOption
 import {
   fromOpenAIEmbeddings,
   fromOpenAIImages,
+  imageUsageOf,
   fromOpenAIModeration,
   sniffImageType,
   toOpenAIEmbeddingsBody,
@@ -94,7 +95,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       const bytes = image.b64 !== undefined ? Buffer.from(image.b64, 'base64') : await this.http.getBytes(image.url!, signal);
       images.push({ bytes, contentType: sniffImageType(bytes), revisedPrompt: image.revisedPrompt });
     }
-    return { images };
+    return { images, usage: imageUsageOf(response) };
   }
 
   /** `POST /images/edits`: the images and mask re-streamed from the store as multipart. */
@@ -113,7 +114,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       const bytes = image.b64 !== undefined ? Buffer.from(image.b64, 'base64') : await this.http.getBytes(image.url!, signal);
       images.push({ bytes, contentType: sniffImageType(bytes), revisedPrompt: image.revisedPrompt });
     }
-    return { images };
+    return { images, usage: imageUsageOf(response) };
   }
 
   /** `POST /audio/transcriptions` or `/audio/translations`: the file re-streamed from the store as multipart. */
