@@ -23,6 +23,7 @@
  *
  * Knobs: see config() below and bench/README.md.
  */
+require('../tools/scripts/lib/runtime').assertSupportedRuntime('npm run bench');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');

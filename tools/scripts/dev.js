@@ -7,6 +7,7 @@
  * order, the edge last. A build or a startup that fails leaves the watcher running: fix the file and
  * save again. Ctrl-C or SIGTERM stops every process it started.
  */
+require('./lib/runtime').assertSupportedRuntime('npm run dev');
 const chokidar = require('chokidar');
 const fs = require('node:fs');
 const path = require('node:path');

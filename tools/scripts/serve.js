@@ -3,6 +3,7 @@
  * nx serve <app> / npm run serve -- <app>: run one service alone, in the foreground, with the local
  * environment (infrastructure must answer; `npm start` runs the whole suite instead).
  */
+require('./lib/runtime').assertSupportedRuntime('npm run serve');
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { build } = require('./lib/build');

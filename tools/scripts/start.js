@@ -3,6 +3,7 @@
  * npm start: infrastructure up, build, database migrated, bootstrap account seeded, every service
  * started; prints the base URL and the bootstrap keys. Ctrl-C stops every process it started.
  */
+require('./lib/runtime').assertSupportedRuntime('npm start');
 const { build } = require('./lib/build');
 const { ensureInfra } = require('./lib/infra');
 const { localEnv } = require('./lib/local-env');

@@ -14,6 +14,7 @@
  * two edges, the simulator); TEST_NAMESPACE (default `agents`) and TEST_REDIS_DB (default 12) keep
  * it apart from other runs. AGENT_TIMEOUT_MS bounds each session (default 240000).
  */
+require('./lib/runtime').assertSupportedRuntime('npm run test:agents');
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');

@@ -4,6 +4,7 @@
  * target) and nothing else: no PostgreSQL, Redis or NATS, no build. Integration (`int`) and
  * end-to-end (`e2e`) tests are other targets, run by `npm test`. Two projects at a time, one per core.
  */
+require('./lib/runtime').assertSupportedRuntime('npm run test:unit');
 const { nx, resetSummary, summaryLine } = require('./lib/nx');
 
 resetSummary();

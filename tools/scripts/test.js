@@ -3,6 +3,7 @@
  * npm test: infrastructure up (started or installed when missing), build, then every project's unit
  * tests, the integration tests, and the end-to-end suite, through Nx. Ends with one summary line.
  */
+require('./lib/runtime').assertSupportedRuntime('npm test');
 const { build } = require('./lib/build');
 const { ensureInfra, defaults } = require('./lib/infra');
 const { nx, resetSummary, summaryLine } = require('./lib/nx');
