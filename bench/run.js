@@ -658,6 +658,9 @@ async function main() {
     }
     const goals = goalLines({ loadRows, bigRows, stallFree, settings });
 
+    // Every row's runtime: the mock runs in this process, and our services and Portkey are started
+    // with this process's binary (process.execPath), so each row ran on this node.
+    for (const row of [...loadRows, ...bigRows, ...ttfbRows, ...streamRows]) row.node = process.version;
     const machine = {
       cpus: os.cpus().length,
       cpuModel: os.cpus()[0]?.model ?? 'unknown',

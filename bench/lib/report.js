@@ -86,6 +86,7 @@ function loadTable(rows) {
   return table(
     [
       'target',
+      'node',
       'conc',
       'req/s',
       'p50 ms',
@@ -104,6 +105,7 @@ function loadTable(rows) {
       const vs = row.vsPortkey;
       return [
         row.target,
+        row.node ?? '-',
         String(row.connections),
         fmt(row.okPerSecond, 0),
         fmt(row.latencyMs.p50),
@@ -118,7 +120,7 @@ function loadTable(rows) {
         vs ? versus(vs.serverCpuMsPerRequest, vs.portkey.serverCpuMsPerRequest, 3) : '-',
       ];
     }),
-    1,
+    2,
   );
 }
 
@@ -154,7 +156,20 @@ const mib = (bytes) => (bytes === null || bytes === undefined ? '-' : (bytes / 2
 
 function streamsTable(rows) {
   return table(
-    ['target', 'N', 'ok', 'failed', 'stalled', 'largest gap p50/p99/max ms', 'TTFB p99 ms', 'client lag max ms', 'RSS MiB per 1000 streams', 'ledger', 'level'],
+    [
+      'target',
+      'node',
+      'N',
+      'ok',
+      'failed',
+      'stalled',
+      'largest gap p50/p99/max ms',
+      'TTFB p99 ms',
+      'client lag max ms',
+      'RSS MiB per 1000 streams',
+      'ledger',
+      'level',
+    ],
     rows.map((row) => {
       const rss = Object.entries(row.rss ?? {})
         .filter(([name]) => name !== 'inference-router')
@@ -165,6 +180,7 @@ function streamsTable(rows) {
         .join(', ');
       return [
         row.target,
+        row.node ?? '-',
         String(row.streams),
         String(row.ok),
         `${row.failed}${failures ? ` (${failures})` : ''}`,
@@ -177,7 +193,7 @@ function streamsTable(rows) {
         row.passed ? 'held' : 'STALLED/FAILED',
       ];
     }),
-    1,
+    2,
   );
 }
 
@@ -251,9 +267,10 @@ function goalLines({ loadRows, bigRows, stallFree, settings }) {
 
 function ttfbTable(rows) {
   return table(
-    ['target', 'ok/n', 'TTFB p50 ms', 'TTFB p99 ms', '+p50 vs mock', 'stream end p50 ms', 'failures', 'ledger'],
+    ['target', 'node', 'ok/n', 'TTFB p50 ms', 'TTFB p99 ms', '+p50 vs mock', 'stream end p50 ms', 'failures', 'ledger'],
     rows.map((row) => [
       row.target,
+      row.node ?? '-',
       `${row.ok}/${row.attempted}`,
       fmt(row.firstByteMs.p50),
       fmt(row.firstByteMs.p99),
@@ -264,7 +281,7 @@ function ttfbTable(rows) {
         .join(', ') || '0',
       ledgerCell(row),
     ]),
-    1,
+    2,
   );
 }
 

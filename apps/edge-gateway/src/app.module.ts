@@ -68,6 +68,7 @@ import { TokenCountingController } from './token-counting/token-counting.control
 import { TokenCountingService } from './token-counting/token-counting.service';
 import { SpeechController } from './speech/speech.controller';
 import { SpeechService } from './speech/speech.service';
+import { TranscriptionStreamService } from './audio/transcription-stream.service';
 
 @Module({})
 export class EdgeModule {
@@ -165,6 +166,7 @@ export class EdgeModule {
         MediaRelayService,
         MultipartUploads,
         SpeechService,
+        TranscriptionStreamService,
         VideoJobsProducer,
         VideoJobEvents,
         VideosService,

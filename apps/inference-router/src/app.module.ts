@@ -35,6 +35,7 @@ import { AudioController } from './audio/audio.controller';
 import { TranscriptionsService } from './audio/transcriptions.service';
 import { MediaCalls } from './media/media-call';
 import { MeteredCalls } from './metering/metered-calls';
+import { FramedCalls } from './metering/framed-calls';
 import { ModerationsController } from './moderations/moderations.controller';
 import { ModerationsService } from './moderations/moderations.service';
 import { STORE_CLIENT, StoredResponsesClient } from './stored-responses/stored-responses.client';
@@ -106,6 +107,7 @@ export class InferenceRouterModule {
         RouterLiveness,
         UsagePublisher,
         MeteredCalls,
+        FramedCalls,
         InflightRequests,
         UpstreamCaller,
         // Empty REDIS_URL (and no cluster or sentinels): breakers and quotas per replica.

@@ -37,8 +37,11 @@ export interface TranscriptionResult {
   body:
     | { kind: 'json'; value: Record<string, unknown> }
     | { kind: 'text'; text: string }
-    /** A stream's events in order, each event's `data` a JSON object with its `type`. */
-    | { kind: 'sse'; events: Record<string, unknown>[] };
-  /** The upstream's usage, when its answer carried one. */
+    /**
+     * `stream: true`: the events as the upstream sends them, each a JSON object with its `type`
+     * (`transcript.text.delta`, then `transcript.text.done` with the usage, when it reports one).
+     */
+    | { kind: 'events'; events: AsyncIterable<Record<string, unknown>> };
+  /** The upstream's usage, when its answer carried one (a stream's is in its `transcript.text.done`). */
   usage?: TranscriptionUsage;
 }

@@ -53,6 +53,8 @@ export const Subjects = {
   inferenceImageEdits: 'inference.image-edits',
   inferenceTranscriptions: 'inference.transcriptions',
   inferenceTranslations: 'inference.translations',
+  /** A transcription with `stream: true`: its events in `TranscriptionFrame`s as the upstream sends them. */
+  inferenceTranscriptionStream: 'inference.transcription-stream',
   /** Input tokens of a text-generation body (`/messages/count_tokens`, `/responses/input_tokens`): one `json` TextFrame. */
   inferenceCountTokens: 'inference.count-tokens',
   /** `POST /v1/audio/speech`: the audio in `SpeechFrame`s as it is made. */

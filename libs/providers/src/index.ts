@@ -9,3 +9,4 @@ export { SimulatorAdapter, type SimulatorOptions, simulatorTokenLogprobs } from 
 export { toOpenAIRequest } from './openai/openai-mapping';
 export { decodeBase64Floats } from './openai/openai-media';
 export { toAnthropicRequest } from './anthropic/anthropic-mapping';
+export { transcriptionUsageOf } from './openai/openai-audio';

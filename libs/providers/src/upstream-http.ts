@@ -108,20 +108,21 @@ export class UpstreamHttpClient {
     length: number,
     signal: AbortSignal,
   ): Promise<{ contentType: string; text: string }> {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(url, { method: 'POST', dispatcher: this.agent, headers: { ...headers, 'content-length': String(length) }, body, signal });
-    } catch (err) {
-      body.destroy();
-      throw toUpstreamError(err, signal);
-    }
-    if (response.statusCode < 200 || response.statusCode >= 300) throw await httpError(response, signal);
+    const response = await this.postUpload(url, headers, body, length, signal);
     try {
       const contentType = response.headers['content-type'];
       return { contentType: (Array.isArray(contentType) ? contentType[0] : contentType) ?? '', text: await response.body.text() };
     } catch (err) {
       throw toUpstreamError(err, signal);
     }
+  }
+
+  /**
+   * POSTs a streamed body of a known length, as `postStream`, and returns the 2xx response's body to
+   * be read as it arrives (a streamed transcription's events), as `postStreamed` does.
+   */
+  async postUploadStreamed(url: string, headers: Record<string, string>, body: Readable, length: number, signal: AbortSignal): Promise<AsyncIterable<Buffer>> {
+    return readAsItArrives(await this.postUpload(url, headers, body, length, signal), signal);
   }
 
   /**
@@ -136,21 +137,31 @@ export class UpstreamHttpClient {
   ): Promise<{ contentType?: string; body: AsyncIterable<Buffer> }> {
     const response = await this.post(url, headers, body, signal);
     const header = response.headers['content-type'];
-    async function* chunks(): AsyncGenerator<Buffer> {
-      try {
-        for await (const chunk of response.body) yield chunk as Buffer;
-      } catch (err) {
-        throw toUpstreamError(err, signal);
-      } finally {
-        if (!response.body.readableEnded) response.body.destroy();
-      }
-    }
-    return { contentType: Array.isArray(header) ? header[0] : header, body: chunks() };
+    return { contentType: Array.isArray(header) ? header[0] : header, body: readAsItArrives(response, signal) };
   }
 
   /** Closes the pool: idle sockets at once, busy ones when their requests finish. */
   close(): Promise<void> {
     return this.agent.close();
+  }
+
+  /** POSTs a streamed body of a known length; a non-2xx answer becomes an `UpstreamError`. */
+  private async postUpload(
+    url: string,
+    headers: Record<string, string>,
+    body: Readable,
+    length: number,
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, { method: 'POST', dispatcher: this.agent, headers: { ...headers, 'content-length': String(length) }, body, signal });
+    } catch (err) {
+      body.destroy();
+      throw toUpstreamError(err, signal);
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) throw await httpError(response, signal);
+    return response;
   }
 
   private async post(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
@@ -168,6 +179,17 @@ export class UpstreamHttpClient {
     }
     if (response.statusCode < 200 || response.statusCode >= 300) throw await httpError(response, signal);
     return response;
+  }
+}
+
+/** A response's body as it arrives; read errors become `UpstreamError`s, and stopping early closes it. */
+async function* readAsItArrives(response: Dispatcher.ResponseData, signal: AbortSignal): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of response.body) yield chunk as Buffer;
+  } catch (err) {
+    throw toUpstreamError(err, signal);
+  } finally {
+    if (!response.body.readableEnded) response.body.destroy();
   }
 }
 

@@ -12,6 +12,7 @@ import { EndpointFamily } from '../policy/endpoint-family.decorator';
 import { Metered } from '../policy/metering.decorators';
 import { MultipartUpload } from '../uploads/multipart-upload.decorator';
 import { AUDIO_FORMATS, audioUpload } from './audio-upload';
+import { TranscriptionStreamService } from './transcription-stream.service';
 
 const AUDIO_ERRORS = {
   ...mediaErrors(
@@ -40,7 +41,10 @@ const audioAnswer = (description: string, streams: boolean) => ({
 @Controller('audio')
 @EndpointFamily(Rpc.inferenceTranscriptions.family)
 export class AudioController {
-  constructor(private readonly media: MediaRelayService) {}
+  constructor(
+    private readonly media: MediaRelayService,
+    private readonly streams: TranscriptionStreamService,
+  ) {}
 
   @Post('transcriptions')
   @HttpCode(200)
@@ -48,11 +52,12 @@ export class AudioController {
   @Metered((catalog, body) => estimateAudioCost(catalog, MediaRoutes.transcriptions, body))
   @ApiOperation({
     summary: 'Transcribe audio (OpenAI format, multipart/form-data)',
-    description: `${BILLING} \`json\` and \`verbose_json\` carry \`usage\`; \`text\`, \`srt\` and \`vtt\` answer plain text. \`stream: true\` answers server-sent events \`transcript.text.delta\` and \`transcript.text.done\` (with usage).`,
+    description: `${BILLING} \`json\` and \`verbose_json\` carry \`usage\`; \`text\`, \`srt\` and \`vtt\` answer plain text. \`stream: true\` (with \`json\` or \`text\`) answers server-sent events as the upstream sends them: \`transcript.text.delta\`, then \`transcript.text.done\` (with the usage billed).`,
   })
   @ApiResponse(audioAnswer('The transcription, in the asked format.', true))
   @ApiErrors(AUDIO_ERRORS)
   async transcribe(@Body() body: TranscriptionBody, @Req() request: MeteredRequest, @Res() reply: FastifyReply): Promise<void> {
+    if (body.stream === true) return this.streams.relay(request, body, reply);
     const answer = await this.media.relay(request, MediaRoutes.transcriptions, Rpc.inferenceTranscriptions, body, reply);
     if (answer) await sendMediaReply(reply, answer);
   }

@@ -12,13 +12,7 @@ import { RequestObserver } from '../observability/request-observer';
 import { errorFormatOf } from '../policy/error-format.decorator';
 import { MeteredRelay } from '../policy/metering.decorators';
 import { textGenerationRequest } from './text-generation-request';
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  // Proxies such as nginx must not buffer the stream.
-  'x-accel-buffering': 'no',
-};
+import { SSE_HEADERS } from '../nats/streamed-answer';
 
 /**
  * Relays one text-generation request to the router and its answer to the client: a JSON reply, or a

@@ -209,6 +209,25 @@ describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {
       expect(row).toMatchObject({ model: 'fake-gpt-transcribe', credits: decimal('0.0045') });
     });
 
+    it('a stream is relayed as it comes: the first event reaches the client while the upstream still holds the rest', async () => {
+      const name = `${marker('held')}.wav`;
+      const { data: stream, response } = await openai.audio.transcriptions
+        .create({ file: await toFile(wav(1), name), model: 'fake-gpt-transcribe-held', stream: true })
+        .withResponse();
+      const events = stream[Symbol.asyncIterator]();
+      // The upstream sends the rest only once released: a gateway that waited for the whole answer would never deliver this one.
+      const first = await events.next();
+      expect(first.value).toMatchObject({ type: 'transcript.text.delta', delta: 'Fake ' });
+      const release = await fetch(`${suiteInfo().fakeOpenAI}/__audio-release/${encodeURIComponent(name)}`, { method: 'POST' });
+      expect(release.status).toBe(200);
+      const rest: any[] = [];
+      for (let next = await events.next(); !next.done; next = await events.next()) rest.push(next.value);
+      expect(rest.at(-1)).toMatchObject({ type: 'transcript.text.done', text: expect.stringContaining(name), usage: { type: 'tokens' } });
+      expect(['Fake ', ...rest.slice(0, -1).map((event) => event.delta)].join('')).toBe(rest.at(-1).text);
+      const row = await ledgerRow(response.headers.get('x-request-id')!);
+      expect(row).toMatchObject({ model: 'fake-gpt-transcribe-held', status: 'success', credits: decimal('0.0045') });
+    });
+
     it.each(['json', 'text'] as const)('an answer without usage (%s) is billed at the duration read from the file', async (format) => {
       const { data, response } = await openai.audio.transcriptions
         .create({ file: await toFile(wav(2.5), `${marker('silent')}.wav`), model: 'fake-whisper-silent', response_format: format })

@@ -7,7 +7,9 @@
  *   seconds: FAKE_AUDIO_SECONDS}` (not the file's duration: upstream usage must win).
  * - `whisper-tokens`: as `whisper-echo`, reporting FAKE_AUDIO_TOKENS (`type: "tokens"`).
  * - `whisper-silent`: no usage in any format.
- * - `stream=true` (any model): `transcript.text.delta` events, then `transcript.text.done` with FAKE_AUDIO_TOKENS.
+ * - `stream=true` (any model): `transcript.text.delta` events, then `transcript.text.done` with FAKE_AUDIO_TOKENS;
+ *   `whisper-held-stream` sends the first event and holds the rest until the test posts
+ *   `/__audio-release/<filename>`, so a test tells a relayed stream from one delivered whole.
  * - `always-500`: HTTP 500; `reject-400`: HTTP 400 with FAKE_AUDIO_REJECTION.
  */
 import { createHash } from 'node:crypto';
@@ -90,8 +92,12 @@ function audio(request: RecordedRequest, response: ServerResponse): void {
       usage: { type: 'tokens', ...FAKE_AUDIO_TOKENS, total_tokens: FAKE_AUDIO_TOKENS.input_tokens + FAKE_AUDIO_TOKENS.output_tokens },
     };
     const events = [...text.split(/(?<= )/).map((delta) => ({ type: 'transcript.text.delta', delta })), done];
+    const sse = (list: object[]) => list.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('');
     response.writeHead(200, { 'content-type': 'text/event-stream' });
-    return void response.end(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join(''));
+    if (model !== 'whisper-held-stream') return void response.end(sse(events));
+    // The first event now, the rest once the test releases the file's name (POST /__audio-release/<filename>).
+    response.write(sse(events.slice(0, 1)));
+    return void released(file.filename).then(() => response.end(sse(events.slice(1))));
   }
   if (format === 'text' || format === 'srt' || format === 'vtt') {
     response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
@@ -111,7 +117,27 @@ function audio(request: RecordedRequest, response: ServerResponse): void {
   sendJson(response, 200, answer);
 }
 
+/** Held streams (`whisper-held-stream`) by file name, released by `POST /__audio-release/<filename>`. */
+const releases = new Map<string, { promise: Promise<void>; release: () => void }>();
+function releaseOf(filename: string): { promise: Promise<void>; release: () => void } {
+  let entry = releases.get(filename);
+  if (!entry) {
+    let release!: () => void;
+    const promise = new Promise<void>((resolve) => (release = resolve));
+    entry = { promise, release };
+    releases.set(filename, entry);
+  }
+  return entry;
+}
+const released = (filename: string): Promise<void> => releaseOf(filename).promise;
+
+function releaseAudio(request: RecordedRequest, response: ServerResponse): void {
+  releaseOf(decodeURIComponent(request.path.slice('/__audio-release/'.length))).release();
+  sendJson(response, 200, { released: true });
+}
+
 export const OPENAI_AUDIO_HANDLERS: Record<string, (request: RecordedRequest, response: ServerResponse) => void> = {
   'POST /v1/audio/transcriptions': audio,
   'POST /v1/audio/translations': audio,
+  'POST /__audio-release/': releaseAudio,
 };

@@ -391,7 +391,7 @@ function openaiTurn(body: any): Turn {
 }
 
 async function handleOpenAI(request: RecordedRequest, response: ServerResponse): Promise<void> {
-  const audio = OPENAI_AUDIO_HANDLERS[`${request.method} ${request.path}`];
+  const audio = OPENAI_AUDIO_HANDLERS[`${request.method} ${request.path.startsWith('/__audio-release/') ? '/__audio-release/' : request.path}`];
   if (audio) return audio(request, response);
   const media = OPENAI_MEDIA_HANDLERS[`${request.method} ${request.path.startsWith('/files/') ? '/files/' : request.path}`];
   if (media) return media(request, response);

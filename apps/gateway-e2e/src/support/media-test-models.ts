@@ -98,6 +98,13 @@ export function mediaTestModels(openaiRoute: (upstream: string) => object): Reco
       endpoints: ['audio.transcriptions', 'audio.translations'],
       routes: [openaiRoute('whisper-tokens')],
     },
+    {
+      ...base,
+      id: 'fake-gpt-transcribe-held',
+      pricing: { input: 2.5, output: 10, per_second: FAKE_AUDIO_PER_SECOND },
+      endpoints: ['audio.transcriptions'],
+      routes: [openaiRoute('whisper-held-stream')],
+    },
     ...speechTestModels(openaiRoute),
   ];
 }

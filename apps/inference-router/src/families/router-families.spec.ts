@@ -45,6 +45,7 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
         Subjects.inferenceImageEdits,
         Subjects.inferenceTranscriptions,
         Subjects.inferenceTranslations,
+        Subjects.inferenceTranscriptionStream,
         Subjects.inferenceSpeech,
       ].sort(),
     );
@@ -70,6 +71,7 @@ describe('ROUTER_FAMILIES: the subjects a router replica subscribes', () => {
         Subjects.inferenceSpeech,
         Subjects.inferenceTranscriptions,
         Subjects.inferenceTranslations,
+        Subjects.inferenceTranscriptionStream,
       ].sort(),
     );
   });

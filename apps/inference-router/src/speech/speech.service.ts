@@ -1,17 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CatalogModel, ModelCatalog } from '@gateway/catalog';
-import { chatFormat } from '@gateway/client-formats';
 import { Rpc, SPEECH_CHUNK_BYTES, SPEECH_ROUTE, SpeechDefaults, SpeechFrame, SpeechRequest, SpeechUsage, speechCharacters } from '@gateway/contracts';
 import type { SpeechCall } from '@gateway/canonical';
 import { DomainError, ErrorCode } from '@gateway/errors';
 import { Observable } from 'rxjs';
-import { errorReply } from '../errors/error-reply';
-import { MeteredCalls } from '../metering/metered-calls';
+import { FramedCalls } from '../metering/framed-calls';
 import { UpstreamCaller } from '../providers/upstream-caller';
-import { InflightRequests } from '../text-generation/inflight-requests';
-
-/** Hands a frame to the edge (unless it stopped listening). */
-type Emit = (frame: Exclude<SpeechFrame, { kind: 'heartbeat' }>) => void;
 
 /**
  * `POST /v1/audio/speech`: the model and voice checked against the catalog, the adapter's audio
@@ -22,81 +16,56 @@ type Emit = (frame: Exclude<SpeechFrame, { kind: 'heartbeat' }>) => void;
 export class SpeechService {
   constructor(
     private readonly catalog: ModelCatalog,
-    private readonly calls: MeteredCalls,
+    private readonly framed: FramedCalls,
     private readonly upstream: UpstreamCaller,
-    private readonly inflight: InflightRequests,
   ) {}
 
   speak(request: SpeechRequest, router: string): Observable<Exclude<SpeechFrame, { kind: 'heartbeat' }>> {
-    return new Observable((subscriber) => {
-      const emit: Emit = (frame) => {
-        if (!subscriber.closed) subscriber.next(frame);
-      };
-      this.run(request, router, emit).then(
-        () => subscriber.complete(),
-        (error: unknown) => subscriber.error(error),
-      );
-    });
-  }
-
-  private async run(request: SpeechRequest, router: string, emit: Emit): Promise<void> {
-    const abort = this.inflight.register(request.requestId);
-    try {
-      const failure = await this.calls.run(
-        { caller: request, route: SPEECH_ROUTE, family: Rpc.inferenceSpeech.family, model: request.body.model, signal: abort.signal },
-        async (outcome) => {
-          const model = this.resolveModel(request.body.model);
-          outcome.model = model.config.id;
-          const call = this.toCall(model, request);
-          // Billed by characters unless the upstream reports tokens; set before any audio, so a
-          // client that leaves midway pays for the input the upstream was asked to speak.
-          outcome.characters = speechCharacters(call.input);
-          const signal = abort.signal;
-          const { result, route, release } = await this.upstream.withFallback(
-            model.routes,
-            signal,
-            (adapter, upstreamRoute) => {
-              if (!adapter.speak) throw new Error(`the ${upstreamRoute.adapter} adapter does not speak (catalog model ${model.config.id})`);
-              return adapter.speak(upstreamRoute, call, signal);
-            },
-            model.config.id,
-          );
-          Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
-          try {
-            emit({ kind: 'start', contentType: result.contentType, router });
-            const usage: SpeechUsage = { input_characters: outcome.characters };
-            for await (const event of result.events) {
-              if (event.kind === 'usage') {
-                outcome.inputTokens = event.inputTokens;
-                outcome.outputTokens = event.outputTokens;
-                outcome.characters = undefined;
-                Object.assign(usage, {
-                  input_tokens: event.inputTokens,
-                  output_tokens: event.outputTokens,
-                  total_tokens: event.inputTokens + event.outputTokens,
-                });
-                continue;
-              }
-              for (let offset = 0; offset < event.bytes.length; offset += SPEECH_CHUNK_BYTES) {
-                emit({ kind: 'audio', data: event.bytes.subarray(offset, offset + SPEECH_CHUNK_BYTES).toString('base64') });
-              }
-            }
-            emit({ kind: 'done', usage });
-          } catch (error) {
-            if (!signal.aborted) this.upstream.recordStreamFailure(route, model.config.id);
-            throw error;
-          } finally {
-            release();
-          }
-          return undefined;
+    const call = { caller: request, route: SPEECH_ROUTE, family: Rpc.inferenceSpeech.family, model: request.body.model };
+    return this.framed.frames<Exclude<SpeechFrame, { kind: 'heartbeat' | 'json' }>>(call, async (outcome, signal, emit) => {
+      const model = this.resolveModel(request.body.model);
+      outcome.model = model.config.id;
+      const speech = this.toCall(model, request);
+      // Billed by characters unless the upstream reports tokens; set before any audio, so a
+      // client that leaves midway pays for the input the upstream was asked to speak.
+      outcome.characters = speechCharacters(speech.input);
+      const { result, route, release } = await this.upstream.withFallback(
+        model.routes,
+        signal,
+        (adapter, upstreamRoute) => {
+          if (!adapter.speak) throw new Error(`the ${upstreamRoute.adapter} adapter does not speak (catalog model ${model.config.id})`);
+          return adapter.speak(upstreamRoute, speech, signal);
         },
-        (error) => errorReply(chatFormat, error, request.requestId),
+        model.config.id,
       );
-      // A failure after the audio started still ends the exchange with its error frame: the edge cuts the answer short.
-      if (failure) emit(failure);
-    } finally {
-      this.inflight.release(request.requestId, abort);
-    }
+      Object.assign(outcome, { provider: route.adapter, upstreamRoute: route.label });
+      try {
+        emit({ kind: 'start', contentType: result.contentType, router });
+        const usage: SpeechUsage = { input_characters: outcome.characters };
+        for await (const event of result.events) {
+          if (event.kind === 'usage') {
+            outcome.inputTokens = event.inputTokens;
+            outcome.outputTokens = event.outputTokens;
+            outcome.characters = undefined;
+            Object.assign(usage, {
+              input_tokens: event.inputTokens,
+              output_tokens: event.outputTokens,
+              total_tokens: event.inputTokens + event.outputTokens,
+            });
+            continue;
+          }
+          for (let offset = 0; offset < event.bytes.length; offset += SPEECH_CHUNK_BYTES) {
+            emit({ kind: 'audio', data: event.bytes.subarray(offset, offset + SPEECH_CHUNK_BYTES).toString('base64') });
+          }
+        }
+        emit({ kind: 'done', usage });
+      } catch (error) {
+        if (!signal.aborted) this.upstream.recordStreamFailure(route, model.config.id);
+        throw error;
+      } finally {
+        release();
+      }
+    });
   }
 
   /** The catalog model named: unknown, 404; serving other endpoints, 400 naming them. */

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import type { HeartbeatFrame } from './text-generation.messages';
 import {
   ArrayMaxSize,
   IsArray,
@@ -144,6 +145,14 @@ export class TranscriptionRequest extends MediaRequest {
   @Type(() => TranscriptionBody)
   body: TranscriptionBody;
 }
+
+/**
+ * What the router sends on `inference.transcription-stream` (a transcription with `stream: true`):
+ * an error (`json`, before any event), or `start`, then each upstream event as it comes (`event`,
+ * its JSON text; the last one `transcript.text.done` with the billed usage), besides heartbeats.
+ */
+export type TranscriptionFrame =
+  { kind: 'json'; status: number; body: unknown; retryAfter?: number } | { kind: 'start'; router?: string } | { kind: 'event'; data: string } | HeartbeatFrame;
 
 /** `inference.translations`: as `inference.transcriptions`, without `language`, granularities or `stream`. */
 export class TranslationRequest extends MediaRequest {

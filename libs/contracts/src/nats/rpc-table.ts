@@ -27,7 +27,7 @@ import {
 } from '../accounts/conversations.messages';
 import { EmbeddingsRequest, ImageGenerationRequest, ModerationsRequest, type MediaMessage } from '../inference/media.messages';
 import { ImageEditRequest } from '../inference/image-edit.messages';
-import { TranscriptionRequest, TranslationRequest } from '../inference/audio.messages';
+import { TranscriptionRequest, TranslationRequest, type TranscriptionFrame } from '../inference/audio.messages';
 import { SpeechRequest, type SpeechFrame } from '../inference/speech.messages';
 import { CancelInferenceEvent, DecisionRequest, TextGenerationRequest, type HeartbeatFrame, type TextFrame } from '../inference/text-generation.messages';
 import type { ModelEntry } from '../inference/model-list.schema';
@@ -138,6 +138,11 @@ export const Rpc = {
   /** Transcriptions and translations: one reply of `MediaReplyPart`s (a staged upload's reference in, text or events out). */
   inferenceTranscriptions: ofFamily('audio', stream<TranscriptionRequest, MediaMessage>(Subjects.inferenceTranscriptions, TranscriptionRequest)),
   inferenceTranslations: ofFamily('audio', stream<TranslationRequest, MediaMessage>(Subjects.inferenceTranslations, TranslationRequest)),
+  /** A transcription with `stream: true`: `start`, each event as the upstream sends it, or one `json` error; heartbeats while it runs. */
+  inferenceTranscriptionStream: ofFamily(
+    'audio',
+    stream<TranscriptionRequest, WithHeartbeats<TranscriptionFrame>>(Subjects.inferenceTranscriptionStream, TranscriptionRequest),
+  ),
   /** One `json` `TextFrame`: the input tokens of a text-generation body; a text router's work (it parses text formats). */
   inferenceCountTokens: ofFamily('text', request<TextGenerationRequest, TextFrame>(Subjects.inferenceCountTokens, TextGenerationRequest)),
   /**

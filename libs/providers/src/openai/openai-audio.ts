@@ -37,7 +37,6 @@ export function transcriptionUsageOf(value: unknown): TranscriptionUsage | undef
 
 /** The upstream's answer in the format asked: JSON for `json` / `verbose_json` (with its usage), text otherwise. */
 export function fromOpenAIAudio(request: TranscriptionRequest, text: string): TranscriptionResult {
-  if (request.stream) return fromOpenAIAudioStream(text);
   if (request.responseFormat !== 'json' && request.responseFormat !== 'verbose_json') return { body: { kind: 'text', text } };
   let value: Record<string, unknown> | undefined;
   try {
@@ -49,23 +48,37 @@ export function fromOpenAIAudio(request: TranscriptionRequest, text: string): Tr
   return { body: { kind: 'json', value }, usage: transcriptionUsageOf(value['usage']) };
 }
 
-/** A streamed answer, read whole: its events in order (JSON `data`), the usage of its `transcript.text.done`. */
-export function fromOpenAIAudioStream(text: string): TranscriptionResult {
-  const events: Record<string, unknown>[] = [];
+/**
+ * A streamed answer's events as they arrive (eventsource-parser over the body's chunks): each
+ * event's `data` a JSON object; `[DONE]` is skipped, anything else that is not a JSON object is a
+ * malformed answer (502). Whether a `transcript.text.done` came is the caller's to check.
+ */
+export async function* openAIAudioEvents(chunks: AsyncIterable<Buffer>): AsyncGenerator<Record<string, unknown>> {
+  const ready: Record<string, unknown>[] = [];
+  let problem: string | undefined;
   const parser = createParser({
     onEvent: (message) => {
-      if (message.data === '[DONE]') return;
+      if (message.data === '[DONE]' || problem) return;
+      let event: Record<string, unknown> | undefined;
       try {
-        const event = asRecord(JSON.parse(message.data));
-        if (event) events.push(event);
+        event = asRecord(JSON.parse(message.data));
       } catch {
-        throw malformedResponse('a stream event that is not JSON', message.data.slice(0, 1000));
+        event = undefined;
       }
+      if (event) ready.push(event);
+      else problem = message.data.slice(0, 1000);
     },
   });
-  parser.feed(text);
+  const decoder = new TextDecoder();
+  const drain = function* (): Generator<Record<string, unknown>> {
+    while (ready.length > 0) yield ready.shift()!;
+    if (problem !== undefined) throw malformedResponse('a stream event that is not a JSON object', problem);
+  };
+  for await (const chunk of chunks) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    yield* drain();
+  }
+  parser.feed(decoder.decode());
   parser.reset({ consume: true });
-  const done = events.find((event) => event['type'] === 'transcript.text.done');
-  if (!done) throw malformedResponse('a transcription stream without transcript.text.done', text.slice(0, 1000));
-  return { body: { kind: 'sse', events }, usage: transcriptionUsageOf(done['usage']) };
+  yield* drain();
 }

@@ -1,7 +1,7 @@
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { EmbeddingRequest, EmbeddingResult, ImageEditRequest, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import type { TranscriptionRequest, TranscriptionResult } from '@gateway/canonical';
-import { fromOpenAIAudio, openAIAudioBody } from './openai-audio';
+import { fromOpenAIAudio, openAIAudioBody, openAIAudioEvents } from './openai-audio';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { countTextsTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
@@ -122,6 +122,10 @@ export class OpenAIAdapter implements ProviderAdapter {
     const body = openAIAudioBody(request, route.upstreamModel);
     const path = request.task === 'translate' ? 'audio/translations' : 'audio/transcriptions';
     const headers = { ...authHeaders(route), 'content-type': body.contentType };
+    if (request.stream) {
+      const chunks = await this.http.postUploadStreamed(endpointUrl(route, path), headers, body.stream, body.length, signal);
+      return { body: { kind: 'events', events: openAIAudioEvents(chunks) } };
+    }
     const { text } = await this.http.postStream(endpointUrl(route, path), headers, body.stream, body.length, signal);
     return fromOpenAIAudio(request, text);
   }

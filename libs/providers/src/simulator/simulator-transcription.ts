@@ -12,6 +12,10 @@ function timestamp(seconds: number, separator: ',' | '.'): string {
   return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}${separator}${pad(ms % 1000, 3)}`;
 }
 
+async function* eventsOf(events: Record<string, unknown>[]): AsyncGenerator<Record<string, unknown>> {
+  yield* events;
+}
+
 /**
  * The simulator's transcription: it reads the file's true duration from its header itself (as an
  * upstream would hear it), and answers one segment of text naming the file and its seconds, in
@@ -33,7 +37,7 @@ export async function simulatedTranscription(request: TranscriptionRequest): Pro
   const usage = { type: 'duration' as const, seconds };
   if (request.stream) {
     const deltas = text.split(/(?<= )/).map((delta) => ({ type: 'transcript.text.delta', delta }));
-    return { body: { kind: 'sse', events: [...deltas, { type: 'transcript.text.done', text, usage: { type: 'duration', seconds } }] }, usage };
+    return { body: { kind: 'events', events: eventsOf([...deltas, { type: 'transcript.text.done', text, usage: { type: 'duration', seconds } }]) } };
   }
   switch (request.responseFormat) {
     case 'text':

@@ -113,10 +113,25 @@ export class SimulatorAdapter implements ProviderAdapter {
     return { images };
   }
 
-  /** Text naming the file and its true duration, read from its header (see `simulatedTranscription`). */
+  /**
+   * Text naming the file and its true duration, read from its header (see `simulatedTranscription`);
+   * a stream's events `tokenDelayMs` apart, as a chat stream's tokens are.
+   */
   async transcribe(route: UpstreamRoute, request: TranscriptionRequest, signal: AbortSignal): Promise<TranscriptionResult> {
     this.beforeMediaCall(route, signal);
-    return simulatedTranscription(request);
+    const result = await simulatedTranscription(request);
+    const { tokenDelayMs } = this.optionsFor(route);
+    if (result.body.kind !== 'events' || tokenDelayMs === 0) return result;
+    const events = result.body.events;
+    async function* paced(): AsyncGenerator<Record<string, unknown>> {
+      let first = true;
+      for await (const event of events) {
+        if (!first) await abortableDelay(tokenDelayMs, signal);
+        first = false;
+        yield event;
+      }
+    }
+    return { ...result, body: { kind: 'events', events: paced() } };
   }
 
   /** A real test-pattern clip after a simulated wait (see `simulatorVideos`). */
