@@ -16,7 +16,9 @@
  * 5. the same with a ~16 KB prompt that differs per request;
  * 6. sequential streaming requests per target for time to first byte;
  * 7. N concurrent paced streams per target (64, 256, 1024, 2048), escalating until a level stalls
- *    or fails: stall-free N and the RSS per 1000 open streams;
+ *    or fails: stall-free N and the RSS per 1000 open streams; then the GetBusbar method's streams
+ *    (64 deltas 20 ms apart, a stall over 200 ms, a level sustained under 0.1 % failed) the same
+ *    way, and one such stream at a time for the added time to first byte and inter-chunk p99;
  * 8. tables with the ratios against Portkey and the issue's goals, every figure in
  *    bench/results/<timestamp>.json; the exit status is 1 when a ledger check failed;
  * 9. everything started is stopped again, also on failure and Ctrl-C.
@@ -32,12 +34,12 @@ const path = require('node:path');
 const { root } = require('../tools/scripts/lib/suite');
 const cpu = require('./lib/cpu');
 const { openLedger } = require('./lib/ledger');
-const { closedLoop, ttfb, probe, stopCurrent } = require('./lib/load');
-const { startMockUpstream, CONTENT } = require('./lib/mock-upstream');
+const { closedLoop, ttfb, probe, stopCurrent, summarize } = require('./lib/load');
+const { startMockUpstream, CONTENT, BUSBAR } = require('./lib/mock-upstream');
 const { startOurGateway, createBudgetKey, keyBudgets, DATABASE, REDIS_DB } = require('./lib/our-suite');
 const { startPortkey, portkeyHeaders } = require('./lib/portkey');
 const { bigPromptBodies } = require('./lib/prompts');
-const { loadTable, keyWindowsTable, ttfbTable, streamsTable, goalLines, addRatios } = require('./lib/report');
+const { busbarC1Table, loadTable, keyWindowsTable, ttfbTable, streamsTable, goalLines, addRatios } = require('./lib/report');
 const { holdStreams, openFilesLimit } = require('./lib/streams');
 
 const LOG_DIR = path.join(root, 'tmp', 'bench-logs');
@@ -90,6 +92,8 @@ function config() {
     streamIntervalMs: (streamSeconds * 1000) / streamChunks,
     streamRampMs: boundedInt('BENCH_STREAM_RAMP_MS', 1500, 0, 60_000),
     stallMs: boundedInt('BENCH_STALL_MS', 1000, 50, 60_000),
+    busbarStreams: boundedList('BENCH_BUSBAR_STREAMS', '64,256,1024,2048', 1, 8192).sort((a, b) => a - b),
+    busbarC1Streams: boundedInt('BENCH_BUSBAR_C1', 10, 0, 1000),
     portkeyShim: process.env.BENCH_PORTKEY_SHIM !== '0',
     settleMaxMs: 10_000,
     database: DATABASE,
@@ -235,6 +239,7 @@ async function main() {
         headers: { authorization: `Bearer ${upstreamKey}` },
         model: 'mock',
         pacedModel: 'mock-paced',
+        busbarModel: 'mock-busbar',
         cpuGroups: [],
         rssPids: {},
       },
@@ -244,6 +249,7 @@ async function main() {
         headers: { authorization: `Bearer ${ours.key}` },
         model: 'bench-model',
         pacedModel: 'bench-model-paced',
+        busbarModel: 'bench-model-busbar',
         cpuGroups: [...Object.keys(ours.pids), 'postgres', 'redis-server'],
         metered: true,
         rssPids: { 'edge-gateway': ours.pids['edge-gateway'], 'inference-router': ours.pids['inference-router'] },
@@ -254,6 +260,7 @@ async function main() {
         headers: portkeyTargetHeaders,
         model: 'mock',
         pacedModel: 'mock-paced',
+        busbarModel: 'mock-busbar',
         cpuGroups: ['portkey'],
         rssPids: { portkey: portkey.pid },
       },
@@ -583,63 +590,125 @@ async function main() {
     }
 
     // Streams: N concurrent paced streams per target, escalating until a level stalls or fails.
-    const streamRows = [];
-    const streamTimeoutMs = settings.streamSeconds * 2000 + 30_000;
-    for (const target of settings.streams.length ? measured : []) {
-      for (const n of settings.streams) {
-        checkInterrupted();
-        const settled = await settle();
-        if (settled.timedOut) notes.push(settleNote(`streams ${target.name} N=${n}`, settled));
-        log(
-          `streams: ${target.name}, ${n} concurrent streams of ${settings.streamChunks} chunks over ${settings.streamSeconds} s, opened over ${settings.streamRampMs} ms`,
-        );
-        // Whatever ran before (the TTFB requests, a previous level) must be in the ledger before the count is taken.
-        const rowsBefore = target.metered
-          ? (await ledger.waitCaughtUp({ atLeast: 0, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted })).count
-          : null;
-        await mock.resetPacedLateness();
-        await mock.eventLoopUtilization();
-        const result = await holdStreams({
-          url: target.url,
-          headers: target.headers,
-          body: pacedBody(target.pacedModel, settings.streamChunks),
-          streams: n,
-          rampMs: settings.streamRampMs,
-          stallMs: settings.stallMs,
-          timeoutMs: streamTimeoutMs,
-          rssPids: target.rssPids,
-          shouldStop: () => interrupted,
-        });
-        const mockBusy = await mock.eventLoopUtilization();
-        const mockStats = await mock.stats();
-        checkInterrupted();
-        const { okRequestIds, ...figures } = result;
-        const row = { target: target.name, ...figures, mockThreadBusy: mockBusy, mockMaxChunkLateMs: mockStats.pacedMaxLateMs, settle: settled };
-        row.passed = result.failed === 0 && result.stalled === 0 && result.attempted === n;
-        if (target.metered) await checkRowLedger(row, okRequestIds, result.ok, rowsBefore, result.failed);
-        log(
-          `  ${row.ok}/${n} ok, ${row.failed} failed, ${row.stalled} stalled; largest gap p99 ${row.maxGapMs.p99?.toFixed(0) ?? '-'} ms; ` +
-            `load generator event-loop delay max ${row.clientEventLoopDelayMs.max.toFixed(0)} ms`,
-        );
-        if (row.clientEventLoopDelayMs.max > settings.stallMs / 2)
-          notes.push(
-            `streams ${target.name} N=${n}: the load generator's own event loop was delayed up to ${row.clientEventLoopDelayMs.max.toFixed(0)} ms, ` +
-              'so part of the gaps it measured may be its own',
+    /**
+     * One stream scenario: `levels` concurrent streams per target, escalating until a level does not
+     * pass; returns its rows and, per target, the largest level it passed.
+     */
+    const streamLevels = async ({ name, levels, chunks, seconds, modelOf, stallMs, passes }) => {
+      const rows = [];
+      const timeoutMs = seconds * 2000 + 30_000;
+      for (const target of levels.length ? measured : []) {
+        for (const n of levels) {
+          checkInterrupted();
+          const settled = await settle();
+          if (settled.timedOut) notes.push(settleNote(`${name} ${target.name} N=${n}`, settled));
+          log(`${name}: ${target.name}, ${n} concurrent streams of ${chunks} chunks over ${seconds} s, opened over ${settings.streamRampMs} ms`);
+          // Whatever ran before (the TTFB requests, a previous level) must be in the ledger before the count is taken.
+          const rowsBefore = target.metered
+            ? (await ledger.waitCaughtUp({ atLeast: 0, maxMs: catchUpMs, snapshot: () => null, shouldStop: () => interrupted })).count
+            : null;
+          await mock.resetPacedLateness();
+          await mock.eventLoopUtilization();
+          const result = await holdStreams({
+            url: target.url,
+            headers: target.headers,
+            body: pacedBody(modelOf(target), chunks),
+            streams: n,
+            rampMs: settings.streamRampMs,
+            stallMs,
+            timeoutMs,
+            rssPids: target.rssPids,
+            shouldStop: () => interrupted,
+          });
+          const mockBusy = await mock.eventLoopUtilization();
+          const mockStats = await mock.stats();
+          checkInterrupted();
+          const { okRequestIds, ...figures } = result;
+          const row = { target: target.name, ...figures, mockThreadBusy: mockBusy, mockMaxChunkLateMs: mockStats.pacedMaxLateMs, settle: settled };
+          row.passed = passes(result, n);
+          if (target.metered) await checkRowLedger(row, okRequestIds, result.ok, rowsBefore, result.failed);
+          log(
+            `  ${row.ok}/${n} ok, ${row.failed} failed, ${row.stalled} stalled; largest gap p99 ${row.maxGapMs.p99?.toFixed(0) ?? '-'} ms; ` +
+              `load generator event-loop delay max ${row.clientEventLoopDelayMs.max.toFixed(0)} ms`,
           );
-        streamRows.push(row);
-        if (!row.passed) break; // stop escalating this target
+          if (row.clientEventLoopDelayMs.max > stallMs / 2)
+            notes.push(
+              `${name} ${target.name} N=${n}: the load generator's own event loop was delayed up to ${row.clientEventLoopDelayMs.max.toFixed(0)} ms, ` +
+                'so part of the gaps it measured may be its own',
+            );
+          rows.push(row);
+          if (!row.passed) break; // stop escalating this target
+        }
       }
+      const sustained = Object.fromEntries(
+        measured.map((target) => {
+          const own = rows.filter((row) => row.target === target.name);
+          const passed = own.filter((row) => row.passed).map((row) => row.streams);
+          return [
+            target.name,
+            { stallFreeN: passed.length ? Math.max(...passed) : 0, heldEveryLevel: own.length === levels.length && own.every((row) => row.passed) },
+          ];
+        }),
+      );
+      return { rows, sustained };
+    };
+    const { rows: streamRows, sustained: stallFree } = await streamLevels({
+      name: 'streams',
+      levels: settings.streams,
+      chunks: settings.streamChunks,
+      seconds: settings.streamSeconds,
+      modelOf: (target) => target.pacedModel,
+      stallMs: settings.stallMs,
+      passes: (result, n) => result.failed === 0 && result.stalled === 0 && result.attempted === n,
+    });
+    // The GetBusbar method: 64 deltas 20 ms apart; a stall is a gap over 10× the pace; a level is
+    // sustained when no stream stalls and under 0.1 % of them fail.
+    const { rows: busbarRows, sustained: busbarSustained } = await streamLevels({
+      name: 'busbar streams',
+      levels: settings.busbarStreams,
+      chunks: BUSBAR.chunks,
+      seconds: (BUSBAR.chunks * BUSBAR.intervalMs) / 1000,
+      modelOf: (target) => target.busbarModel,
+      stallMs: 10 * BUSBAR.intervalMs,
+      passes: (result, n) => result.stalled === 0 && result.attempted === n && result.failed < n * 0.001,
+    });
+    // And at one connection: the time to the first byte and the gaps between chunks, one stream after another.
+    const busbarC1Rows = [];
+    for (const target of settings.busbarC1Streams ? measured : []) {
+      checkInterrupted();
+      await settle();
+      log(`busbar c=1: ${target.name}, ${settings.busbarC1Streams} streams one after another`);
+      const runs = [];
+      for (let i = 0; i < settings.busbarC1Streams && !interrupted; i++) {
+        runs.push(
+          await holdStreams({
+            url: target.url,
+            headers: target.headers,
+            body: pacedBody(target.busbarModel, BUSBAR.chunks),
+            streams: 1,
+            rampMs: 0,
+            stallMs: 10 * BUSBAR.intervalMs,
+            timeoutMs: 30_000,
+            recordGaps: true,
+            shouldStop: () => interrupted,
+          }),
+        );
+      }
+      busbarC1Rows.push({
+        target: target.name,
+        ok: runs.reduce((sum, run) => sum + run.ok, 0),
+        attempted: runs.length,
+        failures: runs.reduce((sum, run) => sum + run.failed, 0),
+        firstByteMs: summarize(runs.flatMap((run) => run.firstByteValuesMs)),
+        gapMs: summarize(runs.flatMap((run) => run.gapValuesMs)),
+      });
     }
-    const stallFree = Object.fromEntries(
-      measured.map((target) => {
-        const rows = streamRows.filter((row) => row.target === target.name);
-        const passed = rows.filter((row) => row.passed).map((row) => row.streams);
-        return [
-          target.name,
-          { stallFreeN: passed.length ? Math.max(...passed) : 0, heldEveryLevel: rows.length === settings.streams.length && rows.every((row) => row.passed) },
-        ];
-      }),
-    );
+    for (const row of busbarC1Rows) {
+      const base = busbarC1Rows.find((other) => other.target === 'mock direct');
+      const added = (mine, theirs) => (row.target === 'mock direct' || !base || mine === null || theirs === null ? null : mine - theirs);
+      row.addedFirstByteP50Ms = added(row.firstByteMs.p50, base?.firstByteMs.p50 ?? null);
+      row.addedGapP99Ms = added(row.gapMs.p99, base?.gapMs.p99 ?? null);
+    }
 
     const mockStats = await mock.stats();
     if (mockStats.rejected || mockStats.withoutAuth)
@@ -656,11 +725,11 @@ async function main() {
             .join('; '),
       );
     }
-    const goals = goalLines({ loadRows, bigRows, stallFree, settings });
+    const goals = goalLines({ loadRows, bigRows, stallFree, busbarSustained, busbarC1Rows, settings });
 
     // Every row's runtime: the mock runs in this process, and our services and Portkey are started
     // with this process's binary (process.execPath), so each row ran on this node.
-    for (const row of [...loadRows, ...bigRows, ...ttfbRows, ...streamRows]) row.node = process.version;
+    for (const row of [...loadRows, ...bigRows, ...ttfbRows, ...streamRows, ...busbarRows, ...busbarC1Rows]) row.node = process.version;
     const machine = {
       cpus: os.cpus().length,
       cpuModel: os.cpus()[0]?.model ?? 'unknown',
@@ -716,10 +785,28 @@ async function main() {
       for (const [name, value] of Object.entries(stallFree))
         console.log(`  ${name}: largest N without stalls or failures ${value.stallFreeN}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
     }
+    if (busbarRows.length) {
+      console.log('');
+      console.log(
+        `Busbar streams (the GetBusbar method): ${BUSBAR.chunks} chunks ${BUSBAR.intervalMs} ms apart each, opened over ${settings.streamRampMs} ms; ` +
+          `a stream stalls when two chunks arrive over ${10 * BUSBAR.intervalMs} ms apart; a level is sustained with no stall and under 0.1 % failed`,
+      );
+      console.log('');
+      console.log(streamsTable(busbarRows));
+      console.log('');
+      for (const [name, value] of Object.entries(busbarSustained))
+        console.log(`  ${name}: streams sustained ${value.stallFreeN}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
+    }
+    if (busbarC1Rows.length) {
+      console.log('');
+      console.log(`Busbar streams one at a time: ${settings.busbarC1Streams} per target, one after another`);
+      console.log('');
+      console.log(busbarC1Table(busbarC1Rows));
+    }
     console.log('');
     console.log('Goals (issue #13), each against Portkey in this run:');
     for (const goal of goals) console.log(`  ${goal.status.padEnd(9)} ${goal.goal}: ${goal.detail}`);
-    const ledgerRows = [...loadRows, ...bigRows, ...ttfbRows, ...streamRows].filter((row) => row.ledger);
+    const ledgerRows = [...loadRows, ...bigRows, ...ttfbRows, ...streamRows, ...busbarRows].filter((row) => row.ledger);
     console.log('');
     console.log(
       `Ledger check (one ledger entry per 2xx answer, metering caught up): ${ledgerRows.filter((row) => row.ledger.pass).length}/${ledgerRows.length} row(s) PASS` +
@@ -771,6 +858,9 @@ async function main() {
       ttfb: ttfbRows,
       streams: streamRows,
       stallFree,
+      busbarStreams: busbarRows,
+      busbarSustained,
+      busbarOneAtATime: busbarC1Rows,
       goals,
       ledgerCheck: { pass: !ledgerFailed, rows: ledgerRows.length, failed: ledgerRows.filter((row) => !row.ledger.pass).length },
       logs,

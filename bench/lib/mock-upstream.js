@@ -10,7 +10,8 @@
  * content deltas (one word each) `intervalMs` apart, finish, usage (`completion_tokens` = chunks)
  * and `[DONE]`. The pace comes from `workerData.paced` ({ chunks, intervalMs }); each chunk is due at
  * start + i × intervalMs (one shared 5 ms timer writes whatever came due), so a late tick does not
- * push the rest of the stream back. `stats()`
+ * push the rest of the stream back. Models starting with `mock-busbar` are paced the same way at
+ * the GetBusbar method's pace, BUSBAR (64 deltas 20 ms apart). `stats()`
  * counts paced streams and the worst lateness of a chunk against its due time (the mock's own
  * share of any gap a client sees).
  *
@@ -152,18 +153,22 @@ function createPacer({ intervalMs, tickMs = 5, onLate }) {
   };
 }
 
-function createMockServer({ paced = { chunks: 200, intervalMs: 50 } } = {}) {
+/** The busbar profile (the GetBusbar method): 64 deltas 20 ms apart, for models `mock-busbar…`. */
+const BUSBAR = { chunks: 64, intervalMs: 20 };
+
+function createMockServer({ paced = { chunks: 200, intervalMs: 50 }, busbar = BUSBAR } = {}) {
   const stats = { completions: 0, streams: 0, pacedStreams: 0, pacedOpen: 0, pacedMaxLateMs: 0, rejected: 0, withoutAuth: 0 };
-  const pacer = createPacer({
-    intervalMs: paced.intervalMs,
-    onLate: (late) => {
-      if (late > stats.pacedMaxLateMs) stats.pacedMaxLateMs = late;
-    },
-  });
-  const pacedStream = (res, model) => {
+  const onLate = (late) => {
+    if (late > stats.pacedMaxLateMs) stats.pacedMaxLateMs = late;
+  };
+  const profiles = {
+    paced: { ...paced, pacer: createPacer({ intervalMs: paced.intervalMs, onLate }) },
+    busbar: { ...busbar, pacer: createPacer({ intervalMs: busbar.intervalMs, onLate }) },
+  };
+  const pacedStream = (res, model, { chunks, pacer }) => {
     stats.pacedStreams++;
     stats.pacedOpen++;
-    const parts = pacedStreamParts(model, paced.chunks);
+    const parts = pacedStreamParts(model, chunks);
     // The length is known in advance, so the body goes without chunked framing: less work per write
     // for the mock, and nothing a streaming client reads differently.
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'content-length': parts.length });
@@ -179,7 +184,7 @@ function createMockServer({ paced = { chunks: 200, intervalMs: 50 } } = {}) {
     const cancel = pacer.add(() => {
       if (finished) return false;
       sent++;
-      if (sent < paced.chunks) {
+      if (sent < chunks) {
         res.write(parts.content);
         return true;
       }
@@ -213,8 +218,8 @@ function createMockServer({ paced = { chunks: 200, intervalMs: 50 } } = {}) {
         return;
       }
       const model = typeof body.model === 'string' ? body.model : 'mock';
-      if (body.stream === true && model.startsWith('mock-paced')) {
-        pacedStream(res, model);
+      if (body.stream === true && (model.startsWith('mock-paced') || model.startsWith('mock-busbar'))) {
+        pacedStream(res, model, model.startsWith('mock-busbar') ? profiles.busbar : profiles.paced);
         return;
       }
       const reply = replies(model);
@@ -318,4 +323,4 @@ if (!isMainThread && workerData?.role === 'mock-upstream') {
   server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => console.log(`mock upstream on http://127.0.0.1:${server.address().port}`));
 }
 
-module.exports = { startMockUpstream, createMockServer, pacedContent, CONTENT };
+module.exports = { startMockUpstream, createMockServer, pacedContent, CONTENT, BUSBAR };

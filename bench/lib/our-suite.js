@@ -106,6 +106,21 @@ function writeCatalog(mockUrl, cleanup) {
         tags: ['text', 'streaming'],
         routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: 'mock-paced', api_key_env: 'BENCH_UPSTREAM_KEY' }],
       },
+      {
+        // The GetBusbar streams scenario: the mock answers `mock-busbar` streams with 64 deltas 20 ms apart.
+        id: 'bench-model-busbar',
+        name: 'Bench model, busbar streams',
+        description: 'The bench mock upstream streaming 64 deltas 20 ms apart, through the openai adapter.',
+        owned_by: 'bench',
+        created: 1767225600,
+        tokens: 32768,
+        max_output_tokens: 4096,
+        pricing: { input: 0.01, output: 0.01 },
+        endpoints: ['chat.completions'],
+        premium_model: false,
+        tags: ['text', 'streaming'],
+        routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: 'mock-busbar', api_key_env: 'BENCH_UPSTREAM_KEY' }],
+      },
     ],
   };
   fs.writeFileSync(file, `# Written by bench/run.js for one run.\n${stringify(catalog)}`);

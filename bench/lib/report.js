@@ -201,7 +201,7 @@ function streamsTable(rows) {
  * The issue's goals (#13), each judged on this run's figures: `met`, `NOT MET`, or `not run` when
  * the rows it needs were not measured (knobs), with the figures behind the verdict.
  */
-function goalLines({ loadRows, bigRows, stallFree, settings }) {
+function goalLines({ loadRows, bigRows, stallFree, busbarSustained = {}, busbarC1Rows = [], settings }) {
   const goals = [];
   const ourRow = (rows, connections) => rows.find((row) => row.target === 'our gateway' && row.connections === connections);
   const verdict = (ok) => (ok ? 'met' : 'NOT MET');
@@ -247,6 +247,28 @@ function goalLines({ loadRows, bigRows, stallFree, settings }) {
     goals.push({ goal: goalStreams, status: verdict(ours.stallFreeN > 0 && ours.stallFreeN >= 4 * theirs.stallFreeN), detail });
   }
 
+  const goalBusbar = "busbar streams (64 deltas 20 ms apart, a stall over 200 ms, under 0.1 % errors): our sustained N ≥ 4× Portkey's";
+  const busbarOurs = busbarSustained['our gateway'];
+  const busbarTheirs = busbarSustained.portkey;
+  if (!settings.busbarStreams?.length || !busbarOurs || !busbarTheirs)
+    goals.push({ goal: goalBusbar, status: 'not run', detail: 'needs BENCH_BUSBAR_STREAMS and both gateways measured' });
+  else {
+    let detail = `ours ${busbarOurs.stallFreeN}, Portkey ${busbarTheirs.stallFreeN}`;
+    if (busbarTheirs.heldEveryLevel) detail += ` (Portkey held every level tried, up to ${busbarTheirs.stallFreeN}: add larger levels to BENCH_BUSBAR_STREAMS)`;
+    goals.push({ goal: goalBusbar, status: verdict(busbarOurs.stallFreeN > 0 && busbarOurs.stallFreeN >= 4 * busbarTheirs.stallFreeN), detail });
+  }
+  const c1Ours = busbarC1Rows.find((row) => row.target === 'our gateway');
+  const c1Theirs = busbarC1Rows.find((row) => row.target === 'portkey');
+  if (c1Ours && c1Theirs && c1Ours.addedFirstByteP50Ms !== null && c1Theirs.addedFirstByteP50Ms !== null) {
+    goals.push({
+      goal: "busbar, 1 stream at a time: our added TTFT p50 and added inter-chunk p99 ≤ Portkey's",
+      status: verdict(c1Ours.addedFirstByteP50Ms <= c1Theirs.addedFirstByteP50Ms && c1Ours.addedGapP99Ms <= c1Theirs.addedGapP99Ms),
+      detail:
+        `TTFT ours ${signed(c1Ours.addedFirstByteP50Ms)} ms, Portkey ${signed(c1Theirs.addedFirstByteP50Ms)} ms; ` +
+        `inter-chunk p99 ours ${signed(c1Ours.addedGapP99Ms)} ms, Portkey ${signed(c1Theirs.addedGapP99Ms)} ms`,
+    });
+  }
+
   const goalBig = `${Math.round(settings.bigPromptBytes / 1024)} KB prompt: our req/s ≥ Portkey's`;
   const bigOurs = bigRows.filter((row) => row.target === 'our gateway' && row.vsPortkey);
   if (!bigOurs.length) goals.push({ goal: goalBig, status: 'not run', detail: 'needs BENCH_BIG_CONNECTIONS and both gateways measured' });
@@ -285,4 +307,20 @@ function ttfbTable(rows) {
   );
 }
 
-module.exports = { loadTable, keyWindowsTable, ttfbTable, streamsTable, goalLines, addRatios, fmt, signed };
+function busbarC1Table(rows) {
+  return table(
+    ['target', 'node', 'ok/n', 'TTFB p50 ms', '+TTFB p50 vs mock', 'inter-chunk p99 ms', '+inter-chunk p99 vs mock'],
+    rows.map((row) => [
+      row.target,
+      row.node ?? '-',
+      `${row.ok}/${row.attempted}`,
+      fmt(row.firstByteMs.p50),
+      signed(row.addedFirstByteP50Ms),
+      fmt(row.gapMs.p99),
+      signed(row.addedGapP99Ms),
+    ]),
+    2,
+  );
+}
+
+module.exports = { busbarC1Table, loadTable, keyWindowsTable, ttfbTable, streamsTable, goalLines, addRatios, fmt, signed };

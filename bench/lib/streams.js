@@ -48,9 +48,10 @@ function openFilesLimit() {
  * @param {number} options.stallMs a gap above this is a stall
  * @param {number} options.timeoutMs bound on one stream, from its start
  * @param {Record<string, number>} [options.rssPids] processes whose RSS is sampled (name → pid)
+ * @param {boolean} [options.recordGaps] also return every gap between two chunks (`gapValuesMs`) and every first byte (`firstByteValuesMs`)
  * @param {() => boolean} [options.shouldStop]
  */
-async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeoutMs, rssPids = {}, shouldStop = () => false }) {
+async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeoutMs, rssPids = {}, recordGaps = false, shouldStop = () => false }) {
   const { hostname } = new URL(url);
   if (hostname !== '127.0.0.1') throw new Error(`refusing to send bench traffic to ${hostname}: only 127.0.0.1 is allowed`);
   const target = new URL(url);
@@ -94,6 +95,7 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
       let lastChunk = null;
       let maxGap = 0;
       let gaps = 0;
+      const allGaps = [];
       let stalls = 0;
       let headText = ''; // until the end of the response head
       let status = null;
@@ -115,6 +117,7 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
           ...outcome,
           requestId,
           maxGapMs: maxGap,
+          allGaps,
           stalls,
           gaps,
           firstByteMs: first === null ? null : first - start,
@@ -141,6 +144,7 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
         else {
           const gap = now - lastChunk;
           gaps++;
+          if (recordGaps) allGaps.push(gap);
           if (gap > maxGap) maxGap = gap;
           if (gap > stallMs) stalls++;
         }
@@ -220,6 +224,7 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
     failures,
     peakOpen,
     maxGapMs: summarize(ok.map((result) => result.maxGapMs)),
+    ...(recordGaps ? { gapValuesMs: ok.flatMap((result) => result.allGaps), firstByteValuesMs: ok.map((result) => result.firstByteMs) } : {}),
     firstByteMs: summarize(ok.map((result) => result.firstByteMs)),
     totalMs: summarize(ok.map((result) => result.totalMs)),
     wallSeconds: (performance.now() - startedAt) / 1000,
