@@ -2,8 +2,14 @@
  * Oversized uploads are refused while they are read, not buffered: an edge of its own (so that no
  * other test's traffic moves its memory) takes 20 concurrent 60 MB image edits — 1.2 GB in all —
  * and answers each a 413 (the rest of each body is read and dropped, so that every client gets
- * its answer), while its peak resident memory grows by less than one upload's size. Nothing
+ * its answer), while its peak resident memory grows by a small fraction of what was sent. Nothing
  * reaches the upstream.
+ *
+ * The bound: an edge that buffered the uploads would hold at least the 50 MB read of each, 1 GB;
+ * one that streams them holds a few chunks per connection, and its peak is V8's garbage cycle: the
+ * dropped 64 KB socket chunks are freed in batches, a collection being due once some 64 MB of
+ * them have piled up. Measured: about 30 MB on a quiet machine, up to 85 MB with both cores busy.
+ * The test allows 180 MB (3 uploads' worth, 15 % of what was sent).
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -93,7 +99,7 @@ describe('oversized uploads and the edge memory', () => {
     await waitForExit(edge.pid!);
   });
 
-  it(`${CONCURRENT} concurrent 60 MB images are each a 413; the edge's peak RSS grows by less than one upload`, async () => {
+  it(`${CONCURRENT} concurrent 60 MB images are each a 413; the edge's peak RSS grows by under 15 % of the 1.2 GB sent`, async () => {
     const pid = edge.pid!;
     const boundary = `----upload-memory-${Date.now()}`;
     const name = `${marker('rss')}.png`;
@@ -109,7 +115,7 @@ describe('oversized uploads and the edge memory', () => {
     const peak = statusBytes(pid, 'VmHWM');
 
     expect(results.map((result) => [result.status, result.error])).toEqual(Array.from({ length: CONCURRENT }, () => [413, 'request_too_large']));
-    expect(peak - before).toBeLessThan(UPLOAD_BYTES);
+    expect(peak - before).toBeLessThan(3 * UPLOAD_BYTES);
     const reached = (await fakeRequests('openai')).filter((request) => (request.body as MultipartSummary | undefined)?.files?.image?.filename === name);
     expect(reached).toEqual([]);
   });
