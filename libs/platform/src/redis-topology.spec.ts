@@ -2,7 +2,7 @@ import { IsString } from 'class-validator';
 import { BaseEnv } from './base-env';
 import { parseEnv } from './config';
 import { isDependencyUnavailable } from './connection-resilience';
-import { bullPrefix, redisTopology, WithRedisTopology } from './redis-topology';
+import { bullPrefix, redisDatabaseOf, redisTopology, WithRedisTopology } from './redis-topology';
 
 class Env extends WithRedisTopology(BaseEnv) {
   @IsString()
@@ -10,6 +10,13 @@ class Env extends WithRedisTopology(BaseEnv) {
 }
 
 describe('Redis topology from the environment', () => {
+  it("knows the database its clients select: the URL's path, 0 without one and on a cluster", () => {
+    expect(redisDatabaseOf({ mode: 'standalone', url: 'redis://127.0.0.1:6379/12' })).toBe(12);
+    expect(redisDatabaseOf({ mode: 'standalone', url: 'redis://127.0.0.1:6379' })).toBe(0);
+    expect(redisDatabaseOf({ mode: 'sentinel', sentinels: [], name: 'm', url: 'redis://:secret@x/3' })).toBe(3);
+    expect(redisDatabaseOf({ mode: 'cluster', nodes: [], url: 'redis://127.0.0.1:6379/5' })).toBe(0);
+  });
+
   it('is the one server of REDIS_URL by default', () => {
     expect(redisTopology(parseEnv(Env, {}))).toEqual({ mode: 'standalone', url: 'redis://127.0.0.1:6379' });
   });

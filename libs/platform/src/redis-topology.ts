@@ -122,6 +122,15 @@ function urlOptions(url: string): { credentials: RedisOptions; db: number } {
 }
 
 /**
+ * The database number the topology's clients use (the URL's path; a cluster has only 0). Keys are
+ * per database, but pub/sub channels are not: a channel shared by deployments on one Redis must
+ * carry it in its name.
+ */
+export function redisDatabaseOf(topology: RedisTopology): number {
+  return topology.mode === 'cluster' ? 0 : urlOptions(topology.url).db;
+}
+
+/**
  * One client for the topology. `options` are the per-connection options (retry strategy, offline
  * queue, timeouts); on a cluster they apply to each node's connection, and the cluster itself
  * retries a command through a failover (MOVED, TRYAGAIN, CLUSTERDOWN) for about as long as the

@@ -54,8 +54,8 @@ return untilMs
 
 /**
  * Per-route circuit breakers, shared by every router replica through Redis, yet read in-process:
- * a closed route costs no Redis call. State changes are written to Redis and published on
- * ROUTE_STATE_CHANNEL, which every replica applies; a replica reads the states when it connects
+ * a closed route costs no Redis call. State changes are written to Redis and published on the
+ * database's state channel (`routeStateChannel`), which every replica applies; a replica reads the states when it connects
  * (startup, reconnect). Without Redis every replica keeps its own breakers.
  */
 @Injectable()
@@ -70,6 +70,11 @@ export class RouteBreakers implements OnModuleInit {
     @Optional() private readonly metrics?: GatewayMetrics,
   ) {}
 
+  /** The pub/sub channel of this database's breaker states (see `routeStateChannel`). */
+  private get channel(): string {
+    return this.redis?.stateChannel ?? ROUTE_STATE_CHANNEL;
+  }
+
   /**
    * Subscribes to state changes and reads the current states before the router serves (bounded by
    * STARTUP_READ_MS: Redis down at startup means per-replica breakers, not a router that waits).
@@ -83,10 +88,10 @@ export class RouteBreakers implements OnModuleInit {
     const subscriber = this.redis?.subscriber;
     if (!client || !subscriber) return;
     subscriber.on('message', (channel: string, message: string) => {
-      if (channel === ROUTE_STATE_CHANNEL) this.applyMessage(message);
+      if (channel === this.channel) this.applyMessage(message);
     });
     // ioredis subscribes again by itself after a reconnect; the states are read again each time.
-    const subscribed = subscriber.subscribe(ROUTE_STATE_CHANNEL).catch(() => undefined);
+    const subscribed = subscriber.subscribe(this.channel).catch(() => undefined);
     client.on('ready', () => void this.readStates(labels));
     let timer: NodeJS.Timeout | undefined;
     const initial = new Promise<void>((resolve) => {
@@ -155,7 +160,7 @@ export class RouteBreakers implements OnModuleInit {
     if (this.redis?.available) {
       try {
         const keys = [routeKey(route.label, 'failures'), routeKey(route.label, 'state'), routeKey(route.label, 'rate_limited')];
-        const args = [now, policy.windowMs, policy.failures, policy.cooldownMs, ROUTE_STATE_CHANNEL, route.label, STATE_TTL_MS];
+        const args = [now, policy.windowMs, policy.failures, policy.cooldownMs, this.channel, route.label, STATE_TTL_MS];
         const openUntil = Number(await this.redis.client!.eval(RECORD_FAILURE, keys.length, ...keys, ...args));
         if (openUntil > now) {
           if (breaker.openUntil !== openUntil) this.logger.warn(`route ${route.label} opened until ${new Date(openUntil).toISOString()}`);
@@ -198,7 +203,7 @@ export class RouteBreakers implements OnModuleInit {
         : client.multi().set(state, String(openUntil), 'PX', ttlMs).del(routeKey(label, 'probe'));
     if (openUntil !== 0) void (rateLimited ? write.set(mark, '1', 'PX', ttlMs) : write.del(mark));
     void write
-      .publish(ROUTE_STATE_CHANNEL, JSON.stringify({ label, openUntil, rateLimited }))
+      .publish(this.channel, JSON.stringify({ label, openUntil, rateLimited }))
       .exec()
       .catch(() => undefined);
   }

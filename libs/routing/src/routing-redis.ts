@@ -1,11 +1,18 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { createRedisClient, REDIS_RECONNECT_OPTIONS, RedisClient, type RedisTopology } from '@gateway/platform';
+import { createRedisClient, REDIS_RECONNECT_OPTIONS, RedisClient, redisDatabaseOf, type RedisTopology } from '@gateway/platform';
 
 /** The RedisTopology of route breakers and quotas (absent: per-process state). */
 export const ROUTING_REDIS = Symbol('ROUTING_REDIS');
 
-/** The pub/sub channel of breaker state changes (every replica listens). */
+/**
+ * The pub/sub channel of breaker state changes (every replica listens), on database 0. Redis
+ * delivers a message to the channel's subscribers whatever database they selected, so on another
+ * database the channel's name carries it (`routeStateChannel`): two deployments sharing one Redis
+ * on different databases then never open each other's breakers.
+ */
 export const ROUTE_STATE_CHANNEL = 'gateway:routes:state';
+
+export const routeStateChannel = (database: number): string => (database === 0 ? ROUTE_STATE_CHANNEL : `${ROUTE_STATE_CHANNEL}:db${database}`);
 
 /**
  * The Redis of route breakers and provider quotas, shared by every router and video-worker replica
@@ -22,11 +29,14 @@ export class RoutingRedis implements OnApplicationShutdown {
   readonly client?: RedisClient;
   /** A second connection: a subscribed one can issue no other commands. */
   readonly subscriber?: RedisClient;
+  /** Where breaker state changes are published and heard (`routeStateChannel` of the database). */
+  readonly stateChannel: string = ROUTE_STATE_CHANNEL;
   private wasDown = false;
   private closing = false;
 
   constructor(@Optional() @Inject(ROUTING_REDIS) topology?: RedisTopology) {
     if (!topology) return;
+    this.stateChannel = routeStateChannel(redisDatabaseOf(topology));
     const options = { ...REDIS_RECONNECT_OPTIONS, maxRetriesPerRequest: 1, enableOfflineQueue: false };
     this.client = createRedisClient(topology, options);
     this.subscriber = createRedisClient(topology, { ...options, enableOfflineQueue: true });
