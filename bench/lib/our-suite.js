@@ -71,6 +71,24 @@ async function privateNats(cleanup, log) {
   return { url: `nats://127.0.0.1:${port}`, pid: child.pid };
 }
 
+/** A catalog model of the streams scenarios: `upstream` is the mock's paced model it is routed to. */
+function pacedModel(mockUrl, id, upstream, what, how) {
+  return {
+    id,
+    name: `Bench model, ${what}`,
+    description: `The bench mock upstream ${how}, through the openai adapter.`,
+    owned_by: 'bench',
+    created: 1767225600,
+    tokens: 32768,
+    max_output_tokens: 4096,
+    pricing: { input: 0.01, output: 0.01 },
+    endpoints: ['chat.completions'],
+    premium_model: false,
+    tags: ['text', 'streaming'],
+    routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: upstream, api_key_env: 'BENCH_UPSTREAM_KEY' }],
+  };
+}
+
 function writeCatalog(mockUrl, cleanup) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-catalog-'));
   cleanup.add('catalog file', () => fs.rmSync(dir, { recursive: true, force: true }));
@@ -91,36 +109,9 @@ function writeCatalog(mockUrl, cleanup) {
         tags: ['text', 'streaming'],
         routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: 'mock', api_key_env: 'BENCH_UPSTREAM_KEY' }],
       },
-      {
-        // The streams scenario: the mock answers `mock-paced` streams at a steady pace (lib/mock-upstream.js).
-        id: 'bench-model-paced',
-        name: 'Bench model, paced streams',
-        description: 'The bench mock upstream generating at a steady pace, through the openai adapter.',
-        owned_by: 'bench',
-        created: 1767225600,
-        tokens: 32768,
-        max_output_tokens: 4096,
-        pricing: { input: 0.01, output: 0.01 },
-        endpoints: ['chat.completions'],
-        premium_model: false,
-        tags: ['text', 'streaming'],
-        routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: 'mock-paced', api_key_env: 'BENCH_UPSTREAM_KEY' }],
-      },
-      {
-        // The GetBusbar streams scenario: the mock answers `mock-busbar` streams with 64 deltas 20 ms apart.
-        id: 'bench-model-busbar',
-        name: 'Bench model, busbar streams',
-        description: 'The bench mock upstream streaming 64 deltas 20 ms apart, through the openai adapter.',
-        owned_by: 'bench',
-        created: 1767225600,
-        tokens: 32768,
-        max_output_tokens: 4096,
-        pricing: { input: 0.01, output: 0.01 },
-        endpoints: ['chat.completions'],
-        premium_model: false,
-        tags: ['text', 'streaming'],
-        routes: [{ adapter: 'openai', base_url: `${mockUrl}/v1`, upstream_model: 'mock-busbar', api_key_env: 'BENCH_UPSTREAM_KEY' }],
-      },
+      // The streams scenarios: the mock answers these at a steady pace (lib/mock-upstream.js).
+      pacedModel(mockUrl, 'bench-model-paced', 'mock-paced', 'paced streams', 'generating at a steady pace'),
+      pacedModel(mockUrl, 'bench-model-busbar', 'mock-busbar', 'busbar streams', 'streaming 64 deltas 20 ms apart (the GetBusbar method)'),
     ],
   };
   fs.writeFileSync(file, `# Written by bench/run.js for one run.\n${stringify(catalog)}`);

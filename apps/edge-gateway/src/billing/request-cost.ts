@@ -77,19 +77,13 @@ export function estimateInputCost(catalog: ModelCatalog, route: string, body: Re
   return { model: model.config.id, route, tokens, credits: worstCaseCredits(model.config.pricing, { inputTokens: tokens }) };
 }
 
-/**
- * Images and videos bill `items` × the model's `pricing.per_item` (images: `n`, default 1; a video
- * is one item); they count no tokens.
- */
-export function estimateItemCost(catalog: ModelCatalog, route: string, body: Record<string, unknown>, items = 1): CostEstimate | null {
+/** A video is one item at the model's `pricing.per_item`; it counts no tokens (images: `estimateImageCost`). */
+export function estimateItemCost(catalog: ModelCatalog, route: string, body: Record<string, unknown>): CostEstimate | null {
   const id = mediaModelId(catalog, route, body);
   const model = id === undefined ? undefined : catalog.get(id);
   if (!model) return null;
-  return { model: model.config.id, route, tokens: 0, credits: worstCaseCredits(model.config.pricing, { items }) };
+  return { model: model.config.id, route, tokens: 0, credits: worstCaseCredits(model.config.pricing, { items: 1 }) };
 }
-
-/** `n` of an image request, as the worst case counts it. */
-export const imageCount = (body: Record<string, unknown>): number => positiveInt(body.n) ?? 1;
 
 /**
  * Image generations and edits: `n` × `pricing.per_item`, and, for a model that prices tokens (a GPT
@@ -101,7 +95,7 @@ export function estimateImageCost(catalog: ModelCatalog, route: string, body: Re
   const id = mediaModelId(catalog, route, body);
   const model = id === undefined ? undefined : catalog.get(id);
   if (!model) return null;
-  const items = imageCount(body);
+  const items = positiveInt(body.n) ?? 1;
   const { pricing, max_output_tokens: maxOutput } = model.config;
   if (pricing.input === 0 && pricing.output === 0) return { model: model.config.id, route, tokens: 0, credits: worstCaseCredits(pricing, { items }) };
   const tokens = typeof body.prompt === 'string' ? countTextTokens(body.prompt) : 0;

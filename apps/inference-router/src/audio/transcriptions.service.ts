@@ -123,18 +123,15 @@ export class TranscriptionsService {
         if (result.body.kind === 'events') {
           // `stream: true` on this subject (an edge of the release before the stream subject): the events, whole.
           const events: Record<string, unknown>[] = [];
-          let billedSeconds: number | undefined;
           for await (const event of result.body.events) {
-            if (event.type === 'transcript.text.done') {
-              billedSeconds = this.bill(outcome, transcriptionUsageOf(event.usage), model, canonical.durationSeconds);
-              events.push(withBilledUsage(event, billedSeconds));
-              break;
+            if (event.type !== 'transcript.text.done') {
+              events.push(event);
+              continue;
             }
-            events.push(event);
+            events.push(withBilledUsage(event, this.bill(outcome, transcriptionUsageOf(event.usage), model, canonical.durationSeconds)));
+            return { kind: 'sse', events: events.map((data) => ({ data: JSON.stringify(data) })) };
           }
-          if (billedSeconds === undefined && events.at(-1)?.type !== 'transcript.text.done')
-            throw malformedResponse('a transcription stream without transcript.text.done');
-          return { kind: 'sse', events: events.map((event) => ({ data: JSON.stringify(event) })) };
+          throw malformedResponse('a transcription stream without transcript.text.done');
         }
         const billedSeconds = this.bill(outcome, result.usage, model, canonical.durationSeconds);
         return this.reply(result, canonical, billedSeconds);
