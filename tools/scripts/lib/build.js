@@ -1,5 +1,8 @@
 'use strict';
-/** Compiles every app and lib with swc into dist/ (the source tree kept, path aliases rewritten). */
+/**
+ * Compiles every app and lib with swc into dist/ (the source tree kept, path aliases rewritten), and
+ * the web console (apps/console) with Vite into dist/apps/console.
+ */
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -26,13 +29,39 @@ function swcConfig() {
   return file;
 }
 
+/** Browser apps, bundled by Vite rather than compiled by swc. */
+const WEB_APPS = ['console'];
+
+/** The web console: React and TypeScript bundled by Vite into dist/apps/console (hashed asset names). */
+function buildConsole({ quiet = false } = {}) {
+  execFileSync(
+    process.execPath,
+    [
+      path.join(path.dirname(require.resolve('vite/package.json', { paths: [root] })), 'bin', 'vite.js'),
+      'build',
+      '--config',
+      'apps/console/vite.config.mts',
+      '--logLevel',
+      quiet ? 'error' : 'info',
+    ],
+    {
+      cwd: root,
+      stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
+      env: { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' },
+    },
+  );
+}
+
 /** @param {{quiet?: boolean, apps?: string[]}} options compile only these apps (and the libs) when given */
 function build({ quiet = false, apps } = {}) {
-  ensurePrismaClient();
   for (const app of apps ?? []) {
-    if (!fs.existsSync(path.join(root, 'apps', app, 'src', 'main.ts'))) throw new Error(`unknown app: ${app}`);
+    if (!WEB_APPS.includes(app) && !fs.existsSync(path.join(root, 'apps', app, 'src', 'main.ts'))) throw new Error(`unknown app: ${app}`);
   }
-  const sources = apps ? [...apps.map((app) => `apps/${app}`), 'libs'] : ['apps', 'libs'];
+  const serverApps = (apps ?? fs.readdirSync(path.join(root, 'apps'))).filter((app) => !WEB_APPS.includes(app));
+  if (!apps || apps.includes('console')) buildConsole({ quiet });
+  if (apps && serverApps.length === 0) return;
+  ensurePrismaClient();
+  const sources = [...serverApps.map((app) => `apps/${app}`), 'libs'];
   execFileSync(
     process.execPath,
     [require.resolve('@swc/cli/bin/swc.js', { paths: [root] }), ...sources, '-d', 'dist', '--config-file', swcConfig(), '--copy-files', '--quiet'],
@@ -40,4 +69,4 @@ function build({ quiet = false, apps } = {}) {
   );
 }
 
-module.exports = { build, root };
+module.exports = { build, buildConsole, root };

@@ -30,6 +30,7 @@ function greeting(env, port, account) {
 Model gateway is running.
 
   base URL        http://localhost:${port}/v1
+  web console     http://localhost:${port}/console (sign in with one of the keys below)
   account         ${account.account_id} (${env.BOOTSTRAP_PLAN || 'pro'} plan)
   master key      ${account.master_key ?? '(not known here: set BOOTSTRAP_MASTER_KEY)'}
   DevPass key     ${account.dev_key ?? '(not known here: set BOOTSTRAP_DEV_KEY)'}
