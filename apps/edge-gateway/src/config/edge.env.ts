@@ -58,6 +58,10 @@ export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @Min(500)
   INFERENCE_SILENCE_TIMEOUT_MS: number = 6_000;
 
+  /** The built web console (`npm run build`), served under /console; relative to the working directory. */
+  @IsString()
+  CONSOLE_DIR = 'dist/apps/console';
+
   /** The model catalog, for prices and output caps when reserving a request's worst-case cost. */
   @IsString()
   MODELS_CONFIG = 'config/models.yaml';

@@ -14,6 +14,7 @@ import { registerJsonBodyParser } from './json-body.parser';
 import { inspectJson, unstorableTextMessage } from './json-inspection';
 import { rewriteLegacyUrl } from './legacy-urls';
 import { ServerTimeouts, tracedServerFactory } from '../observability/traced-http-server';
+import { registerConsole } from '../console/console-static';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** How often Node enforces the request and header timeouts (its default, 30 s, would add as much to them). */
@@ -67,6 +68,8 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
   fastify.addHook('preValidation', async (request) => refuseUnstorableUrlText(request));
   // Some clients probe the base URL before use; no key is needed and nothing is under /v1 here. HEAD is Fastify's own.
   fastify.get('/', async () => ({ status: 'ok', service: 'edge-gateway' }));
+  // The web console's files (outside /v1, no key: the app signs in through /console/api/session).
+  registerConsole(fastify, env.CONSOLE_DIR);
   return { adapter, routes };
 }
 
