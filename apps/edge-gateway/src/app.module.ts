@@ -24,6 +24,8 @@ import { BudgetClock, TestClockController } from './billing/budget-clock';
 import { BudgetRecovery } from './billing/budget-recovery';
 import { AdmissionGuard } from './admission/admission.guard';
 import { AuthCacheService } from './auth/auth-cache.service';
+import { ConsoleSessionController } from './console-session/console-session.controller';
+import { ConsoleSessions } from './console-session/console-sessions';
 import { KeyEventsController } from './auth/key-events.controller';
 import { KeyUsageTracker } from './auth/key-usage.tracker';
 import { EdgeEnv } from './config/edge.env';
@@ -87,6 +89,7 @@ export class EdgeModule {
         EdgeHealthController,
         EdgeMetricsController,
         KeyEventsController,
+        ConsoleSessionController,
         ProxyKeysController,
         MasterKeyController,
         KeyViewController,
@@ -156,6 +159,7 @@ export class EdgeModule {
         RequestObserver,
         RedisConnection,
         AuthCacheService,
+        ConsoleSessions,
         RevocationEpochs,
         KeyUsageTracker,
         ProxyKeysService,

@@ -4,6 +4,7 @@ import type { ModelCatalog } from '@gateway/catalog';
 import type { Principal } from '@gateway/contracts';
 import { DomainError } from '@gateway/errors';
 import type { ServiceClient } from '../nats/service-client';
+import type { ConsoleSessions } from '../console-session/console-sessions';
 import { ApiKeyGuard } from './api-key.guard';
 import { AuthCacheService } from './auth-cache.service';
 import type { KeyUsageTracker } from './key-usage.tracker';
@@ -56,7 +57,8 @@ function edge(keys: KeyService, epochs: Epochs): ApiKeyGuard {
     epochs as unknown as RevocationEpochs,
   );
   const usage = { touch: () => undefined } as unknown as KeyUsageTracker;
-  return new ApiKeyGuard(new Reflector(), cache, usage, {} as ModelCatalog);
+  // Bearer keys only here: the console's sessions are the e2e suite's (console/sessions.spec.ts).
+  return new ApiKeyGuard(new Reflector(), cache, usage, {} as ModelCatalog, {} as ConsoleSessions);
 }
 
 describe('ApiKeyGuard', () => {

@@ -1,13 +1,15 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
-import { DECISION_MODEL_ID, INVALID_KEY_MESSAGE, KeyType } from '@gateway/contracts';
+import { DECISION_MODEL_ID, INVALID_KEY_MESSAGE, KeyType, ProxyKeyMessages } from '@gateway/contracts';
 import type { FastifyRequest } from 'fastify';
 import { AccessContext, assertAccess } from './access-policy';
 import { ACCEPTS_X_API_KEY, ALLOWED_KEY_TYPES, AuthenticatedRequest, DECISION_MODEL_ROUTE, PUBLIC_ROUTE, SKIP_ACCESS_CHECKS } from './auth.decorators';
 import { Authenticated, AuthCacheService } from './auth-cache.service';
 import { KeyUsageTracker } from './key-usage.tracker';
 import { DomainError, ErrorCode } from '@gateway/errors';
+import { ConsoleSessions } from '../console-session/console-sessions';
+import { CSRF_HEADER, sessionToken } from '../console-session/session-cookie';
 
 const KEY_TYPE_NAMES: Record<KeyType, string> = { master: 'master', proxy: 'proxy', dev: 'DevPass' };
 
@@ -22,6 +24,8 @@ export function bearerKey(request: FastifyRequest, acceptsXApiKey: boolean): str
   if (acceptsXApiKey && typeof apiKey === 'string' && apiKey) return apiKey.trim();
   return null;
 }
+
+const missingKey = () => new DomainError(ErrorCode.Unauthenticated, 'Missing API key: send the header Authorization: Bearer <API_KEY>');
 
 /** The model a request names, read from the body the way every model route sends it. */
 function requestedModel(request: FastifyRequest): string | undefined {
@@ -53,13 +57,43 @@ export class ApiKeyGuard implements CanActivate {
     private readonly cache: AuthCacheService,
     private readonly usage: KeyUsageTracker,
     private readonly catalog: ModelCatalog,
+    private readonly sessions: ConsoleSessions,
   ) {}
 
   canActivate(context: ExecutionContext): Promise<boolean> | boolean {
     const policy = this.policyOf(context);
     if (policy.public) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    return this.authorizeOrRecheck(request, policy, this.keyOf(request, policy));
+    const key = bearerKey(request, policy.acceptsXApiKey);
+    if (key) return this.authorizeOrRecheck(request, policy, key);
+    const token = sessionToken(request);
+    if (token) return this.authorizeSession(request, policy, token);
+    throw missingKey();
+  }
+
+  /**
+   * A console session (its cookie, no key header): the call needs the session's CSRF token, then is
+   * authenticated with the session's key like any other. A refusal of the key itself (unknown,
+   * regenerated, removed, disabled, expired) ends the session: switching the key back on later does
+   * not bring it back.
+   */
+  private async authorizeSession(request: AuthenticatedRequest, policy: AuthPolicy, token: string): Promise<boolean> {
+    const csrf = request.headers[CSRF_HEADER];
+    const session = await this.sessions.resolve(token, typeof csrf === 'string' ? csrf : undefined);
+    if (session === null) throw new DomainError(ErrorCode.Unauthenticated, 'The console session has ended: sign in again');
+    if (session === 'csrf') throw new DomainError(ErrorCode.Forbidden, `A console session's calls need its CSRF token in the ${CSRF_HEADER} header`);
+    request.consoleSession = session;
+    try {
+      await this.authorizeOrRecheck(request, policy, session.key);
+      const proxy = request.principal.proxy;
+      if (proxy && (!proxy.isActive || (proxy.expiresAt !== null && Date.now() / 1000 >= proxy.expiresAt))) {
+        throw new DomainError(ErrorCode.Unauthenticated, proxy.isActive ? ProxyKeyMessages.expired : ProxyKeyMessages.inactive);
+      }
+      return true;
+    } catch (error) {
+      if (error instanceof DomainError && error.code === ErrorCode.Unauthenticated) await this.sessions.endById(session.id);
+      throw error;
+    }
   }
 
   /**
@@ -106,9 +140,9 @@ export class ApiKeyGuard implements CanActivate {
     return policy;
   }
 
-  private keyOf(request: FastifyRequest, policy: AuthPolicy): string {
-    const key = bearerKey(request, policy.acceptsXApiKey);
-    if (!key) throw new DomainError(ErrorCode.Unauthenticated, 'Missing API key: send the header Authorization: Bearer <API_KEY>');
+  private keyOf(request: AuthenticatedRequest, policy: AuthPolicy): string {
+    const key = bearerKey(request, policy.acceptsXApiKey) ?? request.consoleSession?.key;
+    if (!key) throw missingKey();
     return key;
   }
 

@@ -3,6 +3,7 @@ import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
 import type { KeyType, Principal } from '@gateway/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { IpAllowlist } from './ip-allowlist';
+import type { ResolvedSession } from '../console-session/console-sessions';
 
 export const PUBLIC_ROUTE = 'auth:public';
 export const ALLOWED_KEY_TYPES = 'auth:key-types';
@@ -40,6 +41,8 @@ export interface AuthenticatedRequest extends FastifyRequest {
   ipAllowlist: IpAllowlist;
   /** The revocation epoch the principal was cached under, for the rate-limit script to compare; '' when fresh from key-service. */
   authEpoch: string;
+  /** Set when a console session's cookie authenticated the request (its key, and what ends it). */
+  consoleSession?: ResolvedSession;
   /** When the admission guard admitted the request against its budgets (ms, BudgetClock); metered requests only. */
   admittedAt?: number;
 }

@@ -116,6 +116,25 @@ export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @Min(1000)
   HEADERS_TIMEOUT_MS: number = 10_000;
 
+  /** A console session ends after this long without a call (docs/console.md). */
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  CONSOLE_SESSION_IDLE_SECONDS: number = 1800;
+
+  /** A console session ends this long after sign-in, however busy. */
+  @IsInt()
+  @Min(1)
+  @Max(2_592_000)
+  CONSOLE_SESSION_MAX_SECONDS: number = 43_200;
+
+  /**
+   * `true`: the session cookie is always `Secure` (TLS ends before the edge at a proxy not in
+   * TRUSTED_PROXIES). `auto`: when the request came over TLS.
+   */
+  @IsIn(['auto', 'true'], { message: 'CONSOLE_COOKIE_SECURE must be auto or true' })
+  CONSOLE_COOKIE_SECURE: 'auto' | 'true' = 'auto';
+
   /** How clients reach the gateway, ending in `/v1`: the base of generated media URLs. Default: `http://localhost:<PORT>/v1`. */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })

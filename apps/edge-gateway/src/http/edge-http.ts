@@ -89,8 +89,8 @@ function refuseUnstorableUrlText(request: FastifyRequest): void {
   }
 }
 
-/** Paths served outside the `/v1` prefix: probes and the Prometheus scrape. */
-const UNPREFIXED = ['healthz', 'readyz', 'metrics'];
+/** Paths served outside the `/v1` prefix: probes, the Prometheus scrape, the console's sign-in. */
+const UNPREFIXED = ['healthz', 'readyz', 'metrics', 'console/api/session'];
 
 /** What every edge app gets once Nest has created it: the `/v1` prefix and the API reference it serves. */
 export function configureEdgeApp(app: NestFastifyApplication): OpenAPIObject {

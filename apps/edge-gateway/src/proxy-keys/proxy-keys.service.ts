@@ -13,6 +13,7 @@ import {
 } from '@gateway/contracts';
 import { AuthCacheService } from '../auth/auth-cache.service';
 import { ServiceClient } from '../nats/service-client';
+import { ConsoleSessions } from '../console-session/console-sessions';
 
 /**
  * Maps the HTTP calls to key-service commands, adding the authenticated account. A change to a key
@@ -23,6 +24,7 @@ export class ProxyKeysService {
   constructor(
     private readonly services: ServiceClient,
     private readonly cache: AuthCacheService,
+    private readonly sessions: ConsoleSessions,
   ) {}
 
   create(accountId: string, body: CreateProxyKeyDto): Promise<ProxyKeyRecord> {
@@ -44,12 +46,17 @@ export class ProxyKeysService {
     return this.changing(accountId, this.services.request(Rpc.proxyKeyUpdate, command));
   }
 
-  toggle(accountId: string, proxyKey: string): Promise<ToggleResponse> {
-    return this.changing(accountId, this.services.request(Rpc.proxyKeyToggle, this.command(accountId, proxyKey)));
+  /** Either way, the key's console sessions end: switching it back on does not bring them back. */
+  async toggle(accountId: string, proxyKey: string): Promise<ToggleResponse> {
+    const result = await this.changing(accountId, this.services.request(Rpc.proxyKeyToggle, this.command(accountId, proxyKey)));
+    await this.sessions.endKey(AuthCacheService.hash(proxyKey));
+    return result;
   }
 
-  remove(accountId: string, proxyKey: string): Promise<MessageResponse> {
-    return this.changing(accountId, this.services.request(Rpc.proxyKeyRemove, this.command(accountId, proxyKey)));
+  async remove(accountId: string, proxyKey: string): Promise<MessageResponse> {
+    const result = await this.changing(accountId, this.services.request(Rpc.proxyKeyRemove, this.command(accountId, proxyKey)));
+    await this.sessions.endKey(AuthCacheService.hash(proxyKey));
+    return result;
   }
 
   removeAll(accountId: string): Promise<MessageResponse> {
