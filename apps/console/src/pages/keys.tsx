@@ -2,9 +2,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createColumnHelper, tableFeatures, useTable } from '@tanstack/react-table';
 import { DateTime } from 'luxon';
 import { FormEvent, useMemo, useState } from 'react';
-import { api, Budget, endSession, ProxyKeyRecord } from '../api';
+import { api, Budget, ProxyKeyRecord, readSession } from '../api';
 import { ErrorNote, Modal, SecretOnce } from '../components';
 import { expiryText, formatCredits, formatTime } from '../format';
+import { sessionStore } from '../session';
 import { useTimeZone } from '../settings';
 
 const features = tableFeatures({});
@@ -269,7 +270,12 @@ export function KeysPage() {
   });
   const regen = useMutation({
     mutationFn: () => api<{ key: string }>('/v1/auth/key/regen'),
-    onSuccess: (answer) => setDialog({ kind: 'regenerated', key: answer.key }),
+    onSuccess: async (answer) => {
+      setDialog({ kind: 'regenerated', key: answer.key });
+      // This session follows the new key (others of the old key ended): show its masked value.
+      const session = await readSession().catch(() => null);
+      if (session) sessionStore.set(session);
+    },
   });
 
   const columns = useMemo(
@@ -465,24 +471,9 @@ export function KeysPage() {
         </div>
         <ErrorNote error={regen.error} />
       </Modal>
-      <Modal
-        title="New master key"
-        open={dialog?.kind === 'regenerated'}
-        onClose={() => {
-          setDialog(null);
-          // The old key's session ended with it: sign in again with the new key.
-          endSession();
-        }}
-      >
+      <Modal title="New master key" open={dialog?.kind === 'regenerated'} onClose={() => setDialog(null)}>
         {dialog?.kind === 'regenerated' ? <SecretOnce label="The new master key." value={dialog.key} /> : null}
-        <p>This session was signed in with the old key and has ended: sign in again with the new one.</p>
-        <button
-          type="button"
-          onClick={() => {
-            setDialog(null);
-            endSession();
-          }}
-        >
+        <button type="button" onClick={() => setDialog(null)}>
           Done
         </button>
       </Modal>
