@@ -5,12 +5,14 @@
  */
 require('./lib/runtime').assertSupportedRuntime('npm test');
 const { build } = require('./lib/build');
-const { ensureInfra, defaults } = require('./lib/infra');
+const { ensureChromium, ensureInfra, defaults } = require('./lib/infra');
 const { nx, resetSummary, summaryLine } = require('./lib/nx');
 
 async function main() {
   resetSummary();
   const stopInfra = await ensureInfra({ ...defaults, ...process.env });
+  // The console's browser tests drive Chromium (installed from Debian's packages when missing, as root).
+  ensureChromium();
   build({ quiet: true });
   const common = ['--parallel=1', '--outputStyle=stream', '--skipNxCache'];
   const steps = [

@@ -264,10 +264,31 @@ async function ensureInfra(env = process.env) {
   return () => stops.reverse().forEach((stop) => stop());
 }
 
+/** Where Debian's `chromium` package puts the browser the console's browser tests drive. */
+const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+/**
+ * The Chromium executable for the browser tests (apps/gateway-e2e/src/console): CHROMIUM_PATH when
+ * set, else Debian's `chromium`, installed from Debian's packages when missing and running as root.
+ * Throws with what to install otherwise.
+ */
+function ensureChromium(env = process.env) {
+  if (env.CHROMIUM_PATH) {
+    if (!fs.existsSync(env.CHROMIUM_PATH)) throw new Error(`CHROMIUM_PATH names ${env.CHROMIUM_PATH}, which does not exist`);
+    return env.CHROMIUM_PATH;
+  }
+  const found = () => CHROMIUM_CANDIDATES.find((candidate) => fs.existsSync(candidate)) ?? which('chromium');
+  if (found()) return found();
+  if (!aptInstall(['chromium']) || !found()) {
+    throw new Error('Chromium is not installed (the console browser tests need it): sudo apt-get install chromium, or set CHROMIUM_PATH');
+  }
+  return found();
+}
+
 const defaults = {
   DATABASE_URL: 'postgresql://postgres:postgres@127.0.0.1:5432/gateway',
   REDIS_URL: 'redis://127.0.0.1:6379',
   NATS_URL: 'nats://127.0.0.1:4222',
 };
 
-module.exports = { ensureInfra, ensureRedisServer, portOpen, waitForPort, natsServerBinary, aptInstall, defaults };
+module.exports = { ensureInfra, ensureChromium, ensureRedisServer, portOpen, waitForPort, natsServerBinary, aptInstall, defaults };

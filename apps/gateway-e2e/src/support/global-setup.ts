@@ -14,7 +14,7 @@ import { routingTestModels, withoutBreakers } from '../routing/routing-models';
 
 // Tooling shared with `npm start`: plain JS outside any project, so the boundary rule does not apply.
 /* eslint-disable @nx/enforce-module-boundaries */
-const { ensureInfra, natsServerBinary, waitForPort, defaults } = require('../../../../tools/scripts/lib/infra');
+const { ensureChromium, ensureInfra, natsServerBinary, waitForPort, defaults } = require('../../../../tools/scripts/lib/infra');
 const { build } = require('../../../../tools/scripts/lib/build');
 const { Suite, freePort, root } = require('../../../../tools/scripts/lib/suite');
 /* eslint-enable @nx/enforce-module-boundaries */
@@ -170,6 +170,13 @@ function videoModels(fakes: FakeUpstreams): Record<string, unknown>[] {
 
 export default async function globalSetup(): Promise<void> {
   await ensureInfra(process.env);
+  // The console's browser tests (console/*.browser.spec.ts) drive Chromium; without it they fail saying why, the other specs run.
+  let chromium = '';
+  try {
+    chromium = ensureChromium(process.env);
+  } catch (error) {
+    process.stderr.write(`[e2e] ${(error as Error).message}\n`);
+  }
   build({ quiet: true });
   const nats = await privateNats();
   const databaseUrl = await freshDatabase(process.env.DATABASE_URL ?? defaults.DATABASE_URL);
@@ -267,6 +274,7 @@ export default async function globalSetup(): Promise<void> {
     fakeAnthropic: fakes.anthropic.url,
     otlpCollector: collector.url,
     modelsConfig,
+    chromium,
     services,
     edges,
     root,

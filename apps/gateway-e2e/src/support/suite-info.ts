@@ -17,6 +17,8 @@ export interface SuiteInfo {
   otlpCollector: string;
   /** The catalog the router serves (MODELS_CONFIG). */
   modelsConfig: string;
+  /** The Chromium executable the browser tests launch (tools/scripts/lib/infra.js ensureChromium); empty when there is none. */
+  chromium: string;
   /** Back-end service processes, so a test can kill one and start a replacement. */
   services: Record<string, { pid: number; healthPort: number; env?: Record<string, string> }>;
   /** The two edge processes (`edge-a`, `edge-b`) and their API ports, likewise. */
