@@ -47,6 +47,10 @@ export function Modal({
   variant?: 'wide' | 'drawer';
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // The close event also follows a close the app asked for (open turned false, perhaps to open
+  // another dialog): only a close by the user (Escape) is reported.
+  const openNow = useRef(open);
+  openNow.current = open;
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
@@ -55,7 +59,14 @@ export function Modal({
   }, [open]);
   const titleId = `dialog-${title.replace(/\W+/g, '-').toLowerCase()}`;
   return (
-    <dialog ref={ref} aria-labelledby={titleId} className={variant} onClose={onClose}>
+    <dialog
+      ref={ref}
+      aria-labelledby={titleId}
+      className={variant}
+      onClose={() => {
+        if (openNow.current) onClose();
+      }}
+    >
       {open ? (
         <>
           <div className="dialog-head">
