@@ -117,15 +117,20 @@ function KeyForm({
             onChange={(event) => set('allocated', event.target.value)}
           />
         </label>
-        <label>
-          Allocation window
-          <select name="spend_window" value={values.spendWindow} onChange={(event) => set('spendWindow', event.target.value as KeyFormValues['spendWindow'])}>
+        <div className="field">
+          <label htmlFor="keys-spend-window">Allocation window</label>
+          <select
+            id="keys-spend-window"
+            name="spend_window"
+            value={values.spendWindow}
+            onChange={(event) => set('spendWindow', event.target.value as KeyFormValues['spendWindow'])}
+          >
             <option value="">Lifetime</option>
             <option value="daily">Daily (UTC)</option>
             <option value="weekly">Weekly (UTC)</option>
             <option value="monthly">Monthly (UTC)</option>
           </select>
-        </label>
+        </div>
       </div>
       <fieldset>
         <legend>Budget windows</legend>

@@ -169,9 +169,9 @@ export function LogsPage() {
       <h1 id="logs-title">Logs</h1>
       <form className="filters" onSubmit={applyFilters} aria-label="Log filters" key={JSON.stringify(filtersOf(search))}>
         {master ? (
-          <label>
-            Key
-            <select name="key_id" defaultValue={search.key_id ?? ''}>
+          <div className="field">
+            <label htmlFor="logs-key-id">Key</label>
+            <select id="logs-key-id" name="key_id" defaultValue={search.key_id ?? ''}>
               <option value="">All keys</option>
               {keys.data
                 ?.filter((record) => record.id)
@@ -181,15 +181,15 @@ export function LogsPage() {
                   </option>
                 ))}
             </select>
-          </label>
+          </div>
         ) : null}
         <label>
           Model
           <input name="model" defaultValue={search.model ?? ''} />
         </label>
-        <label>
-          Route
-          <select name="route" defaultValue={search.route ?? ''}>
+        <div className="field">
+          <label htmlFor="logs-route">Route</label>
+          <select id="logs-route" name="route" defaultValue={search.route ?? ''}>
             <option value="">Any route</option>
             {ROUTES.map((route) => (
               <option key={route} value={route}>
@@ -197,10 +197,10 @@ export function LogsPage() {
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          Status
-          <select name="status" defaultValue={search.status ?? ''}>
+        </div>
+        <div className="field">
+          <label htmlFor="logs-status">Status</label>
+          <select id="logs-status" name="status" defaultValue={search.status ?? ''}>
             <option value="">Any status</option>
             {STATUSES.map((status) => (
               <option key={status} value={status}>
@@ -208,7 +208,7 @@ export function LogsPage() {
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <label>
           From ({zone})
           <input name="since" type="datetime-local" defaultValue={toLocalInput(search.since, zone)} />

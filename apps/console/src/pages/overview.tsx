@@ -137,40 +137,40 @@ export function OverviewPage() {
 
       <h2>Usage</h2>
       <form className="filters" onSubmit={(event) => event.preventDefault()} aria-label="Usage chart options">
-        <label>
-          Range
-          <select value={range} onChange={(event) => setRange(event.target.value as Range)} name="range">
+        <div className="field">
+          <label htmlFor="overview-range">Range</label>
+          <select id="overview-range" value={range} onChange={(event) => setRange(event.target.value as Range)} name="range">
             {Object.entries(RANGES).map(([value, label]) => (
               <option key={value} value={value}>
                 {label}
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          Bucket
-          <select value={bucket} onChange={(event) => setBucket(event.target.value as 'hour' | 'day')} name="bucket">
+        </div>
+        <div className="field">
+          <label htmlFor="overview-bucket">Bucket</label>
+          <select id="overview-bucket" value={bucket} onChange={(event) => setBucket(event.target.value as 'hour' | 'day')} name="bucket">
             <option value="hour">Hour</option>
             <option value="day">Day</option>
           </select>
-        </label>
-        <label>
-          Stack by
-          <select value={groupBy} onChange={(event) => setGroupBy(event.target.value as GroupBy)} name="group_by">
+        </div>
+        <div className="field">
+          <label htmlFor="overview-group-by">Stack by</label>
+          <select id="overview-group-by" value={groupBy} onChange={(event) => setGroupBy(event.target.value as GroupBy)} name="group_by">
             <option value="model">Model</option>
             <option value="key">Key</option>
             <option value="route">Route</option>
             <option value="none">Nothing</option>
           </select>
-        </label>
-        <label>
-          Show
-          <select value={metric} onChange={(event) => setMetric(event.target.value as Metric)} name="metric">
+        </div>
+        <div className="field">
+          <label htmlFor="overview-metric">Show</label>
+          <select id="overview-metric" value={metric} onChange={(event) => setMetric(event.target.value as Metric)} name="metric">
             <option value="requests">Requests</option>
             <option value="tokens">Tokens</option>
             <option value="credits">Credits</option>
           </select>
-        </label>
+        </div>
       </form>
       <p className="hint">
         Time zone {zone} (change it in Settings). {formatTime(bounds.from, zone)} to {formatTime(bounds.to, zone)}.

@@ -74,16 +74,16 @@ function Chat({ models }: { models: ModelEntry[] }) {
     <form onSubmit={send} className="playground" aria-labelledby="chat-title">
       <h2 id="chat-title">Chat (streamed)</h2>
       <div className="row">
-        <label>
-          Model
-          <select name="model" value={chosen} onChange={(event) => setModel(event.target.value)}>
+        <div className="field">
+          <label htmlFor="playground-model">Model</label>
+          <select id="playground-model" name="model" value={chosen} onChange={(event) => setModel(event.target.value)}>
             {models.map((entry) => (
               <option key={entry.id} value={entry.id}>
                 {entry.id}
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <label>
           Max tokens
           <input name="max_tokens" type="number" min={1} max={4096} defaultValue={128} />
@@ -155,14 +155,14 @@ function Decision() {
         <textarea name="state" rows={3} required defaultValue="The basket holds a banana." />
       </label>
       <div className="row">
-        <label>
-          Question type
-          <select name="type" value={type} onChange={(event) => setType(event.target.value as typeof type)}>
+        <div className="field">
+          <label htmlFor="playground-type">Question type</label>
+          <select id="playground-type" name="type" value={type} onChange={(event) => setType(event.target.value as typeof type)}>
             <option value="choice">choice (pick one)</option>
             <option value="score">score (a level)</option>
             <option value="noul">noul (yes or no)</option>
           </select>
-        </label>
+        </div>
         <label>
           Instructions
           <input name="instructions" required defaultValue="Which fruit is in the basket?" />
