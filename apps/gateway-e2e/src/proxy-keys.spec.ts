@@ -21,6 +21,7 @@ describe('proxy key administration', () => {
     });
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
+      id: expect.stringMatching(/\S/),
       name: 'ci runner',
       key: expect.stringMatching(/^ek-proxy-[A-Za-z0-9_-]{32,}$/),
       expires_at: -1,

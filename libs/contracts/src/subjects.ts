@@ -18,6 +18,8 @@ export const Subjects = {
   proxyKeyRemoveAll: 'keys.proxy.remove-all',
   accountSummary: 'accounts.summary',
   accountLogs: 'accounts.logs',
+  /** Usage series from the 15-minute rollups (`GET /v1/user/usage`). */
+  accountUsage: 'accounts.usage',
   /** Credits and a proxy key's spend, to prime the edge's Redis budget when it has none. */
   accountBudget: 'accounts.budget',
   /** Stored Responses-API responses (account-service keeps them; the router writes and resolves, the edge reads). */

@@ -1,7 +1,17 @@
 import { Handles } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { AccountBudget, AccountBudgetRequest, AccountLogsRequest, AccountSummaryRequest, LogsPage, Rpc, UsageSummary } from '@gateway/contracts';
+import {
+  AccountBudget,
+  AccountBudgetRequest,
+  AccountLogsRequest,
+  AccountSummaryRequest,
+  AccountUsageRequest,
+  LogsPage,
+  Rpc,
+  UsageSeries,
+  UsageSummary,
+} from '@gateway/contracts';
 import { UsageService } from './usage.service';
 
 @Controller()
@@ -16,6 +26,11 @@ export class UsageController {
   @Handles(Rpc.accountBudget)
   budget(@Payload() request: AccountBudgetRequest): Promise<AccountBudget> {
     return this.usage.budget(request);
+  }
+
+  @Handles(Rpc.accountUsage)
+  series(@Payload() request: AccountUsageRequest): Promise<UsageSeries> {
+    return this.usage.series(request);
   }
 
   @Handles(Rpc.accountLogs)

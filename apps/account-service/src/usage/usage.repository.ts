@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { Account, Prisma, PrismaService, SpendBucket, WindowSpan, windowSpend } from '@gateway/db';
+import { SeriesRow, seriesSql } from './usage.sql';
 
 export interface LogRow {
   request_id: string;
+  key_id: string;
   masked_key: string;
   model: string;
   route: string;
@@ -19,7 +21,10 @@ export interface LogRow {
 
 export interface LogFilter {
   accountId: string;
+  /** The calling key's own id (proxy and DevPass keys). */
   keyId?: string;
+  /** The key asked for (`key_id`); with `keyId` too, both must hold. */
+  filterKeyId?: string;
   requestId?: string;
   model?: string;
   route?: string;
@@ -29,6 +34,17 @@ export interface LogFilter {
   /** Keyset position: entries strictly older than this (time, then request id). */
   after?: { createdAt: Date; requestId: string };
   limit: number;
+}
+
+export interface SeriesFilter {
+  accountId: string;
+  /** Key ids that must all match (the caller's own, the one asked for). */
+  keyIds: string[];
+  from: Date;
+  to: Date;
+  bucket: 'hour' | 'day';
+  groupBy: 'model' | 'key' | 'route' | 'none';
+  timezone: string;
 }
 
 /** Read side of the ledger. */
@@ -82,9 +98,34 @@ export class UsageRepository {
     return new Map(rows.map((row) => [row.day.toISOString().slice(0, 10), Number(row.requests)]));
   }
 
+  series(filter: SeriesFilter): Promise<SeriesRow[]> {
+    return this.prisma.$queryRawUnsafe<SeriesRow[]>(
+      seriesSql(filter.groupBy, filter.bucket, filter.keyIds.length),
+      filter.accountId,
+      filter.from,
+      filter.to,
+      filter.timezone,
+      filter.bucket,
+      ...filter.keyIds,
+    );
+  }
+
+  /** Names and masked values of an account's keys, for series labels. */
+  async keyLabels(accountId: string, keyIds: string[]): Promise<Map<string, string>> {
+    if (keyIds.length === 0) return new Map();
+    const keys = await this.prisma.apiKey.findMany({ where: { accountId, id: { in: keyIds } }, select: { id: true, name: true, maskedKey: true, type: true } });
+    return new Map(
+      keys.map((key) => [
+        key.id,
+        `${key.name || (key.type === 'master' ? 'master key' : key.type === 'dev' ? 'DevPass key' : 'proxy key')} (${key.maskedKey})`,
+      ]),
+    );
+  }
+
   logs(filter: LogFilter): Promise<LogRow[]> {
     const conditions: Prisma.Sql[] = [Prisma.sql`account_id = ${filter.accountId}`];
     if (filter.keyId) conditions.push(Prisma.sql`key_id = ${filter.keyId}`);
+    if (filter.filterKeyId) conditions.push(Prisma.sql`key_id = ${filter.filterKeyId}`);
     if (filter.requestId) conditions.push(Prisma.sql`request_id = ${filter.requestId}`);
     if (filter.model) conditions.push(Prisma.sql`model = ${filter.model}`);
     if (filter.route) conditions.push(Prisma.sql`route = ${filter.route}`);
@@ -95,7 +136,7 @@ export class UsageRepository {
       conditions.push(Prisma.sql`(created_at, request_id) < (${filter.after.createdAt}, ${filter.after.requestId})`);
     }
     return this.prisma.$queryRaw<LogRow[]>`
-      SELECT request_id, masked_key, model, route, credits, created_at, status, ip, input_tokens, output_tokens, refused_by,
+      SELECT request_id, key_id, masked_key, model, route, credits, created_at, status, ip, input_tokens, output_tokens, refused_by,
              cache_read_tokens, cache_write_tokens
       FROM usage_logs WHERE ${Prisma.join(conditions, ' AND ')}
       ORDER BY created_at DESC, request_id DESC

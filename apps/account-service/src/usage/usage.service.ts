@@ -4,14 +4,19 @@ import {
   AccountBudgetRequest,
   AccountLogsRequest,
   AccountSummaryRequest,
+  AccountUsageRequest,
   CACHE_TOKEN_ROUTES,
   LOGS_DEFAULT_LIMIT,
   LogEntry,
   LogsPage,
   SUMMARY_ROUTES,
   TOKEN_ROUTES,
+  USAGE_DEFAULT_SPAN_SECONDS,
+  USAGE_MAX_SPAN_DAYS,
+  UsageSeries,
   UsageSummary,
 } from '@gateway/contracts';
+import { Prisma } from '@gateway/db';
 import { LogRow, UsageRepository } from './usage.repository';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
@@ -40,6 +45,7 @@ function toEntry(row: LogRow): LogEntry {
   const entry: LogEntry = {
     request_id: row.request_id,
     key: row.masked_key,
+    key_id: row.key_id,
     model: row.model,
     route: row.route,
     credits: row.credits.toNumber(),
@@ -104,12 +110,71 @@ export class UsageService {
     };
   }
 
+  /** `/user/usage`: the series of the rollups in the caller's time zone, defaults filled in. */
+  async series(request: AccountUsageRequest): Promise<UsageSeries> {
+    const now = request.now ?? Math.floor(Date.now() / 1000);
+    const to = request.to ?? now;
+    const from = request.from ?? Math.max(0, to - USAGE_DEFAULT_SPAN_SECONDS);
+    // The field at fault is the one the caller sent (`to` defaults to now, `from` to a week before `to`).
+    const field = request.to === undefined ? 'from' : 'to';
+    if (to <= from)
+      throw new DomainError(ErrorCode.InvalidRequest, request.to === undefined ? 'from must be earlier than now' : 'to must be later than from', field);
+    if (to - from > USAGE_MAX_SPAN_DAYS * 86_400) {
+      throw new DomainError(ErrorCode.InvalidRequest, `from and to may be at most ${USAGE_MAX_SPAN_DAYS} days apart`, field);
+    }
+    const bucket = request.bucket ?? 'day';
+    const groupBy = request.group_by ?? 'model';
+    const timezone = request.timezone ?? 'UTC';
+    const keyIds = [request.keyId, request.key_id].filter((id): id is string => id !== undefined);
+    const rows = await this.usage.series({
+      accountId: request.accountId,
+      keyIds: [...new Set(keyIds)],
+      from: new Date(from * 1000),
+      to: new Date(to * 1000),
+      bucket,
+      groupBy,
+      timezone,
+    });
+    const groupIds = [...new Set(rows.map((row) => row.grp))].sort();
+    const labels = groupBy === 'key' ? await this.usage.keyLabels(request.accountId, groupIds) : new Map<string, string>();
+    let credits = new Prisma.Decimal(0);
+    const totals = { requests: 0, input_tokens: 0, output_tokens: 0 };
+    const points = rows.map((row) => {
+      const point = {
+        start: Number(row.start),
+        date: row.date,
+        group: row.grp,
+        requests: Number(row.requests),
+        input_tokens: Number(row.input_tokens),
+        output_tokens: Number(row.output_tokens),
+        credits: new Prisma.Decimal(row.credits).toFixed(),
+      };
+      totals.requests += point.requests;
+      totals.input_tokens += point.input_tokens;
+      totals.output_tokens += point.output_tokens;
+      credits = credits.plus(row.credits);
+      return point;
+    });
+    return {
+      object: 'usage.series',
+      timezone,
+      bucket,
+      group_by: groupBy,
+      from,
+      to,
+      groups: groupIds.map((group) => ({ group, label: labels.get(group) ?? group })),
+      points,
+      totals: { ...totals, credits: credits.toFixed() },
+    };
+  }
+
   async logs(request: AccountLogsRequest): Promise<LogsPage> {
     const limit = request.limit ?? LOGS_DEFAULT_LIMIT;
     const cursor = request.cursor ? decodeCursor(request.cursor) : undefined;
     const rows = await this.usage.logs({
       accountId: request.accountId,
       keyId: request.keyId,
+      filterKeyId: request.key_id,
       requestId: request.request_id,
       model: request.model,
       route: request.route,

@@ -93,6 +93,9 @@ function casesFor(route: Route): Case[] {
         { name: 'unknown style', body: { ...base, style: 'baroque' }, field: 'style' },
         { name: 'unknown response_format', body: { ...base, response_format: 'jpeg' }, field: 'response_format' },
         { name: 'public not a boolean', body: { ...base, public: 'yes' }, field: 'public' },
+        // The SDK's images.generate({stream: true}) reads server-sent events: a whole JSON answer would break it.
+        { name: 'stream true', body: { ...base, stream: true, partial_images: 2 }, field: 'stream' },
+        { name: 'stream not a boolean', body: { ...base, stream: 'yes' }, field: 'stream' },
       ];
   }
 }

@@ -80,6 +80,7 @@ describe('media usage and billing', () => {
     expect(byModel['sim-embed']).toEqual({
       request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
       key: expect.stringMatching(/^ek-\.\.\./),
+      key_id: expect.any(String),
       model: 'sim-embed',
       route: 'embeddings',
       credits: expect.any(Number),
@@ -96,6 +97,7 @@ describe('media usage and billing', () => {
       expect(byModel[model]).toEqual({
         request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.any(String),
+        key_id: expect.any(String),
         model,
         route: 'images.generations',
         credits: expect.any(Number),

@@ -58,6 +58,7 @@ describe('metering: prompt-cache tokens priced and logged exactly', () => {
     expect(await ledgerEntry(owner.masterKey, requestId)).toEqual({
       request_id: requestId,
       key: master.maskedKey,
+      key_id: expect.any(String),
       model: 'sim-chat',
       route: 'messages',
       credits: 0.00405,

@@ -55,6 +55,7 @@ describe('metering: ledger, credits, logs and the usage summary', () => {
       expect(entry).toEqual({
         request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.stringMatching(/^ek-\.\.\.[A-Za-z0-9_-]{4}$/),
+        key_id: expect.any(String),
         model: 'sim-chat',
         route: 'chat.completions',
         credits: expect.any(Number),

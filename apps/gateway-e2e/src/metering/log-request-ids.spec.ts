@@ -49,6 +49,7 @@ describe('metering: log entries by request id', () => {
       {
         request_id: firstId,
         key: `ek-...${owner.masterKey.slice(-4)}`,
+        key_id: expect.any(String),
         model: 'sim-chat',
         route: 'chat.completions',
         credits: expect.any(Number),

@@ -37,6 +37,7 @@ describe('video usage and billing', () => {
       expect(byModel[model]).toEqual({
         request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
         key: expect.stringMatching(/^ek-\.\.\.[A-Za-z0-9_-]{4}$/),
+        key_id: expect.any(String),
         model,
         route: 'videos.generations',
         credits: PER_VIDEO,

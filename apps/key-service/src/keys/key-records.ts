@@ -49,6 +49,7 @@ export function usedInCurrentWindow(key: Pick<ApiKey, 'usedAmount' | 'spendWindo
  */
 export function toProxyKeyRecord(key: ApiKey, value: string, withOwner: boolean, budgets: KeyBudget[], now = new Date()): ProxyKeyRecord {
   const record: ProxyKeyRecord = {
+    id: key.id,
     name: key.name ?? '',
     key: value,
     expires_at: key.expiresAt ? unixSeconds(key.expiresAt) : -1,

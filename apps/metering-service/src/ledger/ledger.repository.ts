@@ -21,6 +21,12 @@ function chargedWindows(budgets: BudgetWindowSpec[] | null, at: number): LedgerW
   return budgets.map((window) => ({ key: windowKey(window), ...windowBucket(window, at) }));
 }
 
+/**
+ * The start of the 15-minute usage_rollups bucket a timestamp falls in (as the migration backfilled
+ * them): quarter hours, so that a day in any real time zone is a whole number of buckets.
+ */
+const ROLLUP_BUCKET_SQL = (at: string) => `date_bin('15 minutes', ${at}, TIMESTAMPTZ '2000-01-01 00:00:00+00')`;
+
 export interface AccountBalance {
   credits: Prisma.Decimal;
 }
@@ -34,10 +40,11 @@ export interface PricedUsage {
 /**
  * Records a batch of usage events in ONE statement (so one implicit transaction): the request logs
  * (idempotent by request id), and from the rows actually inserted the account debits (per account),
- * the proxy keys' spend (per key, by spend window) and the daily counters of requests served (per account, UTC day and
- * route). Row locks are taken table by table in one order (usage_logs, accounts, api_keys,
- * daily_usage; each CTE waits on the previous one through a scalar sub-query) and, within a table,
- * in key order, so two replicas writing batches that touch the same rows wait, never deadlock.
+ * the proxy keys' spend (per key, by spend window), the daily counters of requests served (per account, UTC day and
+ * route) and the usage rollups (per 15-minute bucket, account, key, model and route; refused requests
+ * count in neither). Row locks are taken table by table in one order (usage_logs, accounts, api_keys,
+ * daily_usage, usage_rollups; each CTE waits on the previous one through a scalar sub-query) and,
+ * within a table, in key order, so two replicas writing batches that touch the same rows wait, never deadlock.
  *
  * Proxy-key spend follows the per-event rule (a newer window restarts the count, the same window
  * adds, an older window does not count) set-based: of a key's events in the batch only those in
@@ -58,7 +65,8 @@ ins AS (
          input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, credits, ip, to_timestamp(at_ms / 1000.0), refused_by
   FROM input ORDER BY request_id
   ON CONFLICT (request_id) DO NOTHING
-  RETURNING request_id, account_id, key_id, key_type, credits, created_at, route, input_tokens, output_tokens, status
+  RETURNING request_id, account_id, key_id, key_type, credits, created_at, model, route, input_tokens, output_tokens,
+            cache_read_tokens, cache_write_tokens, status
 ),
 debits AS (
   SELECT account_id, sum(credits) AS amount FROM ins WHERE credits <> 0 GROUP BY account_id
@@ -117,22 +125,40 @@ daily AS (
     input_tokens = daily_usage.input_tokens + EXCLUDED.input_tokens,
     output_tokens = daily_usage.output_tokens + EXCLUDED.output_tokens
   RETURNING 1
+),
+rollups AS (
+  INSERT INTO usage_rollups (account_id, bucket, key_id, model, route, requests, input_tokens, output_tokens,
+                             cache_read_tokens, cache_write_tokens, credits)
+  SELECT account_id, ${ROLLUP_BUCKET_SQL('created_at')}, key_id, model, route, count(*),
+         coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cache_read_tokens), 0),
+         coalesce(sum(cache_write_tokens), 0), sum(credits)
+  FROM ins WHERE (SELECT count(*) FROM daily) >= 0 AND status <> 'refused'
+  GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ON CONFLICT (account_id, bucket, key_id, model, route) DO UPDATE SET
+    requests = usage_rollups.requests + EXCLUDED.requests,
+    input_tokens = usage_rollups.input_tokens + EXCLUDED.input_tokens,
+    output_tokens = usage_rollups.output_tokens + EXCLUDED.output_tokens,
+    cache_read_tokens = usage_rollups.cache_read_tokens + EXCLUDED.cache_read_tokens,
+    cache_write_tokens = usage_rollups.cache_write_tokens + EXCLUDED.cache_write_tokens,
+    credits = usage_rollups.credits + EXCLUDED.credits
+  RETURNING 1
 )
 SELECT i.request_id, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key,
        CASE WHEN i.key_type = 'dev' THEN (SELECT a.plan::text FROM accounts a WHERE a.id = i.account_id) END AS plan
 FROM ins i LEFT JOIN locked_keys k ON k.id = i.key_id
-WHERE (SELECT count(*) FROM daily) >= 0`;
+WHERE (SELECT count(*) FROM rollups) >= 0`;
 
 /**
  * Takes back the charges of requests the edge voided (it answered the client with an error and no
  * part of an answer) that were recorded charged: in ONE statement, each log entry becomes an
  * \`error\` of 0 credits, the account is credited back, and a proxy key's spend is reduced when the
- * charge counted in its current window. Only entries still charged are touched (\`credits <> 0\`),
- * so voiding again changes nothing. Locks in the order RECORD_BATCH takes them.
+ * charge counted in its current window, and the credits leave the usage rollup of the request's
+ * 15-minute bucket (the request still counts there, now as an error). Only entries still charged are
+ * touched (\`credits <> 0\`), so voiding again changes nothing. Locks in the order RECORD_BATCH takes them.
  */
 const VOID_CHARGES = `
 WITH target AS (
-  SELECT request_id, account_id, key_id, key_type, credits, created_at FROM usage_logs
+  SELECT request_id, account_id, key_id, key_type, model, route, credits, created_at FROM usage_logs
   WHERE request_id = ANY($1::text[]) AND credits <> 0
   ORDER BY request_id FOR UPDATE
 ),
@@ -165,11 +191,27 @@ key_refunds AS (
 unspent AS (
   UPDATE api_keys k SET used_amount = k.used_amount - r.amount FROM key_refunds r WHERE k.id = r.key_id
   RETURNING k.id
+),
+rollup_refunds AS (
+  SELECT account_id, ${ROLLUP_BUCKET_SQL('created_at')} AS bucket, key_id, model, route, sum(credits) AS amount
+  FROM target WHERE (SELECT count(*) FROM unspent) >= 0
+  GROUP BY 1, 2, 3, 4, 5
+),
+locked_rollups AS (
+  SELECT u.account_id, u.bucket, u.key_id, u.model, u.route FROM usage_rollups u
+  JOIN rollup_refunds r USING (account_id, bucket, key_id, model, route)
+  ORDER BY u.account_id, u.bucket, u.key_id, u.model, u.route FOR UPDATE OF u
+),
+unrolled AS (
+  UPDATE usage_rollups u SET credits = u.credits - r.amount
+  FROM rollup_refunds r JOIN locked_rollups l USING (account_id, bucket, key_id, model, route)
+  WHERE (u.account_id, u.bucket, u.key_id, u.model, u.route) = (r.account_id, r.bucket, r.key_id, r.model, r.route)
+  RETURNING 1
 )
 SELECT t.request_id, t.account_id, t.key_id, t.credits::text AS credits, t.created_at,
        k.spend_window::text AS spend_window, k.budgets, (t.key_type = 'proxy' AND k.id IS NOT NULL) AS proxy_key
 FROM target t LEFT JOIN locked_keys k ON k.id = t.key_id
-WHERE (SELECT count(*) FROM unspent) >= 0`;
+WHERE (SELECT count(*) FROM unrolled) >= 0`;
 
 /** A charge taken back: what it was, and the proxy key's spend window it had counted in. */
 export interface VoidedCharge {

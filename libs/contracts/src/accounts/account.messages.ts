@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
-import { MAX_BUDGET_WINDOWS } from '../proxy-keys/budget-window';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { MAX_BUDGET_WINDOWS, isTimeZone } from '../proxy-keys/budget-window';
 import { USAGE_STATUSES, UsageStatus } from '../inference/usage.events';
 import type { LogEntry } from './account.schema';
 
@@ -86,6 +86,160 @@ export class LogsQuery {
   @Min(0)
   @Max(LOGS_MAX_UNIX_SECONDS)
   until?: number;
+
+  @ApiPropertyOptional({
+    description:
+      "Master keys only: only requests made with this key (a proxy key record's `id`, a log entry's `key_id`). Proxy and DevPass keys always see only their own requests; another key's id gives an empty list.",
+    minLength: 1,
+    maxLength: 64,
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  key_id?: string;
+}
+
+/** `GET /v1/user/logs/export` query parameters: the filters of `/v1/user/logs`, without paging. */
+export class LogsExportQuery {
+  @ApiPropertyOptional({ description: 'As in `/v1/user/logs`.', pattern: REQUEST_ID_PATTERN.source })
+  @IsOptional()
+  @IsString()
+  @Matches(REQUEST_ID_PATTERN, { message: 'request_id must be a gateway request id (req_ and 32 hex digits, as in x-request-id)' })
+  request_id?: string;
+
+  @ApiPropertyOptional({ description: 'Only requests to this model.', minLength: 1, maxLength: 256 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 256)
+  model?: string;
+
+  @ApiPropertyOptional({ description: 'Only requests to this route, e.g. `chat.completions`.', minLength: 1, maxLength: 64 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  route?: string;
+
+  @ApiPropertyOptional({ enum: USAGE_STATUSES, description: 'Only requests that ended this way.' })
+  @IsOptional()
+  @IsIn(USAGE_STATUSES)
+  status?: UsageStatus;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, inclusive.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(LOGS_MAX_UNIX_SECONDS)
+  since?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, exclusive.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(LOGS_MAX_UNIX_SECONDS)
+  until?: number;
+
+  @ApiPropertyOptional({ description: 'Master keys only: only requests made with this key, as in `/v1/user/logs`.', minLength: 1, maxLength: 64 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  key_id?: string;
+}
+
+/** The most rows `GET /v1/user/logs/export` writes; a longer export ends there and says so (`x-export-truncated: true`). */
+export const LOGS_EXPORT_MAX_ROWS = 100_000;
+
+export const USAGE_BUCKETS = ['hour', 'day'] as const;
+export type UsageBucket = (typeof USAGE_BUCKETS)[number];
+export const USAGE_GROUPS = ['model', 'key', 'route', 'none'] as const;
+export type UsageGroupBy = (typeof USAGE_GROUPS)[number];
+/** `/v1/user/usage` without `from`: this long before `to`. */
+export const USAGE_DEFAULT_SPAN_SECONDS = 7 * 86_400;
+/** The longest `/v1/user/usage` span. */
+export const USAGE_MAX_SPAN_DAYS = 400;
+
+const IsTimeZone = () =>
+  ValidateBy({
+    name: 'isTimeZone',
+    validator: {
+      validate: (value: unknown) => isTimeZone(value),
+      defaultMessage: () => 'timezone must be an IANA time zone name (e.g. UTC, Asia/Kolkata)',
+    },
+  });
+
+/** `GET /v1/user/usage` query parameters. */
+export class UsageQuery {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: LOGS_MAX_UNIX_SECONDS,
+    description: 'Unix seconds, inclusive; default: 7 days before `to`. Usage is kept in 15-minute buckets: a bucket counts when it starts in [`from`, `to`).',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(LOGS_MAX_UNIX_SECONDS)
+  from?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: LOGS_MAX_UNIX_SECONDS,
+    description: `Unix seconds, exclusive; default: now. Later than \`from\`, at most ${USAGE_MAX_SPAN_DAYS} days after it.`,
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(LOGS_MAX_UNIX_SECONDS)
+  to?: number;
+
+  @ApiPropertyOptional({ enum: USAGE_BUCKETS, default: 'day', description: 'Points per local hour or per local day of `timezone`.' })
+  @IsOptional()
+  @IsIn(USAGE_BUCKETS)
+  bucket?: UsageBucket;
+
+  @ApiPropertyOptional({ enum: USAGE_GROUPS, default: 'model', description: 'One series per model, key, route, or one for everything (`none`).' })
+  @IsOptional()
+  @IsIn(USAGE_GROUPS)
+  group_by?: UsageGroupBy;
+
+  @ApiPropertyOptional({ default: 'UTC', description: 'The IANA time zone whose days and hours the points are, e.g. `Asia/Kolkata`.', example: 'Asia/Kolkata' })
+  @IsOptional()
+  @IsString()
+  @IsTimeZone()
+  timezone?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "Master keys only: only this key's usage (a proxy key record's `id`). Proxy and DevPass keys always see only their own; another key's id gives no points.",
+    minLength: 1,
+    maxLength: 64,
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  key_id?: string;
+}
+
+export class AccountUsageRequest extends UsageQuery {
+  @IsString()
+  @Length(1, 64)
+  accountId: string;
+
+  /** Set for proxy and DevPass keys: they see only their own usage. */
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  keyId?: string;
+
+  /** Now as the caller sees it (unix seconds), the default `to`. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  now?: number;
 }
 
 export class AccountLogsRequest extends LogsQuery {

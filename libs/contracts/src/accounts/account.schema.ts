@@ -32,6 +32,10 @@ export const LogEntry = Type.Object({
     example: 'req_0f3c9a1b2c3d4e5f60718293a4b5c6d7',
   }),
   key: Type.String({ description: 'The key used, masked (prefix and last 4 characters).', example: 'ek-...a1b2' }),
+  key_id: Type.String({
+    description: "The key used, by its stable id (not a secret; a proxy key's record has it as `id`). An extra field beside the spec's.",
+    example: 'key_0f3c9a1b2c3d4e5f60718293a4b5c6d7',
+  }),
   model: Type.String(),
   route: Type.String({ description: 'The route called, e.g. `chat.completions`.' }),
   credits: Type.Number({ description: 'Credits charged.' }),
@@ -69,3 +73,43 @@ export const LogEntry = Type.Object({
 export type LogEntry = Static<typeof LogEntry>;
 
 export const LogEntries = Type.Array(LogEntry);
+
+const Credits = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, example: '12.5' });
+
+export const UsageSeries = Type.Object(
+  {
+    object: Type.Literal('usage.series'),
+    timezone: Type.String({ description: 'The IANA time zone of the buckets.', example: 'Asia/Kolkata' }),
+    bucket: Literals(['hour', 'day'] as const),
+    group_by: Literals(['model', 'key', 'route', 'none'] as const),
+    from: Type.Integer({ description: 'Unix seconds, inclusive.' }),
+    to: Type.Integer({ description: 'Unix seconds, exclusive.' }),
+    groups: Type.Array(
+      Type.Object({
+        group: Type.String({ description: 'The model, the route, the key id (`group_by=key`), or `all` (`group_by=none`).' }),
+        label: Type.String({ description: "For keys: the key's name and masked value; otherwise the group itself." }),
+      }),
+      { description: 'Every group that has a point, in order.' },
+    ),
+    points: Type.Array(
+      Type.Object({
+        start: Type.Integer({ description: 'Unix seconds: the start of the local hour or day, in `timezone`.' }),
+        date: Type.String({ description: 'The local day (`YYYY-MM-DD`) or hour (`YYYY-MM-DDTHH:00`) in `timezone`.', example: '2026-11-27' }),
+        group: Type.String(),
+        requests: Type.Integer({ description: 'Requests served (refused requests are not counted).' }),
+        input_tokens: Type.Integer(),
+        output_tokens: Type.Integer(),
+        credits: Credits('Credits charged, as an exact decimal string.'),
+      }),
+      { description: 'One point per bucket and group with usage, by `start` then `group`; buckets without usage have none.' },
+    ),
+    totals: Type.Object({
+      requests: Type.Integer(),
+      input_tokens: Type.Integer(),
+      output_tokens: Type.Integer(),
+      credits: Credits('Credits charged over the whole span, as an exact decimal string.'),
+    }),
+  },
+  { description: 'Usage over time in a reporting time zone, from 15-minute rollups written with the ledger.' },
+);
+export type UsageSeries = Static<typeof UsageSeries>;

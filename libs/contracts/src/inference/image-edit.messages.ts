@@ -45,12 +45,6 @@ export class ImageEditBody extends ImageGenerationBody {
   @IsOptional()
   @IsIn(ImageOutputFormats, { message: `output_format must be one of: ${ImageOutputFormats.join(', ')}` })
   output_format?: ImageOutputFormat;
-
-  @ApiPropertyOptional({ type: 'boolean', default: false, description: 'Streaming edits are not offered: `true` is a 400 naming `stream`.' })
-  @IsOptional()
-  @IsIn([false], { message: 'stream is not supported on /v1/images/edits: leave it out or send false' })
-  @IsBoolean({ message: 'stream must be true or false' })
-  stream?: boolean;
 }
 
 /** `inference.image-edits`: answered with `MediaReplyPart`s of an `images` reply (or a `json` error). */

@@ -314,6 +314,16 @@ export class ImageGenerationBody {
   @MaxLength(ID_MAX_CHARS)
   @IsString()
   user?: string | null;
+
+  /**
+   * Streamed images (`partial_images` events) are not offered: `true` is refused rather than
+   * answered whole, which an SDK asking for a stream could not read.
+   */
+  @ApiPropertyOptional({ type: 'boolean', default: false, description: 'Streamed images are not offered: `true` is a 400 naming `stream`.' })
+  @IsOptional()
+  @IsIn([false], { message: 'stream is not supported on /v1/images/generations or /v1/images/edits: leave it out or send false' })
+  @IsBoolean({ message: 'stream must be true or false' })
+  stream?: boolean;
 }
 
 /**

@@ -2,8 +2,15 @@ import { AccountScoped, AuthenticateKeyRequest, KeysChangedEvent, KeysTouchedEve
 import type { Principal } from '../auth/principal';
 import type { MessageResponse, ProxyKeyRecord, RegeneratedKey, ToggleResponse } from '../proxy-keys/proxy-key.schema';
 import type { KeyView } from '../proxy-keys/key-view.schema';
-import { AccountBudgetRequest, AccountLogsRequest, AccountSummaryRequest, type AccountBudget, type LogsPage } from '../accounts/account.messages';
-import type { UsageSummary } from '../accounts/account.schema';
+import {
+  AccountBudgetRequest,
+  AccountLogsRequest,
+  AccountSummaryRequest,
+  AccountUsageRequest,
+  type AccountBudget,
+  type LogsPage,
+} from '../accounts/account.messages';
+import type { UsageSeries, UsageSummary } from '../accounts/account.schema';
 import {
   InputItemsRequest,
   SaveStoredResponseRequest,
@@ -104,6 +111,7 @@ export const Rpc = {
   proxyKeyRemoveAll: request<AccountScoped, MessageResponse>(Subjects.proxyKeyRemoveAll, AccountScoped),
   accountSummary: request<AccountSummaryRequest, UsageSummary>(Subjects.accountSummary, AccountSummaryRequest),
   accountLogs: request<AccountLogsRequest, LogsPage>(Subjects.accountLogs, AccountLogsRequest),
+  accountUsage: request<AccountUsageRequest, UsageSeries>(Subjects.accountUsage, AccountUsageRequest),
   accountBudget: request<AccountBudgetRequest, AccountBudget>(Subjects.accountBudget, AccountBudgetRequest),
   responsesSave: request<SaveStoredResponseRequest, { saved: true }>(Subjects.responsesSave, SaveStoredResponseRequest),
   responsesGet: request<StoredResponseRequest, StoredResponseRecord>(Subjects.responsesGet, StoredResponseRequest),

@@ -9,6 +9,11 @@ import { KeyBudget } from './key-view.schema';
 
 export const ProxyKeyRecord = Type.Object(
   {
+    id: Type.String({
+      description:
+        "The key's stable id (not a secret): what `/v1/user/logs` entries call `key_id`, and what `key_id` filters `/v1/user/logs` and `/v1/user/usage` by. An extra field beside the spec's.",
+      example: 'key_0f3c9a1b2c3d4e5f60718293a4b5c6d7',
+    }),
     name: Type.String({ maxLength: 25 }),
     key: Type.String({ description: 'The proxy key value.', example: 'ek-proxy-…' }),
     user_id: Type.Optional(Type.String({ description: 'Owner id. Lookups only.' })),

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { LogEntries, LogEntry, UsageSummary } from '../accounts/account.schema';
+import { LogEntries, LogEntry, UsageSeries, UsageSummary } from '../accounts/account.schema';
 import { Decision, DecisionAnswer, DecisionModel, DecisionQuestion, DecisionRequestBody } from '../inference/decision.schema';
 import { EmbeddingList, ImageGenerationResult, ModerationResult } from '../inference/media.schema';
 import { ModelEntry, ModelList } from '../inference/model-list.schema';
@@ -30,6 +30,7 @@ export const API_SCHEMAS = {
   UsageSummary,
   LogEntry,
   LogEntries,
+  UsageSeries,
   ProxyKey: ProxyKeyRecord,
   ProxyKeys: ProxyKeyRecords,
   MessageResponse,
