@@ -464,7 +464,8 @@ export function KeysPage() {
       </Modal>
       <Modal title="Regenerate master key" open={dialog?.kind === 'regen'} onClose={() => setDialog(null)}>
         <p>
-          A new master key is issued and the current one is refused at once, by every client that uses it (this session included). Proxy keys are not affected.
+          A new master key is issued and the current one is refused at once, by every client that uses it. This console session carries on with the new key;
+          other console sessions of the old key end. Proxy keys are not affected.
         </p>
         <div className="actions">
           <button type="button" className="danger" onClick={() => regen.mutate()} disabled={regen.isPending}>
