@@ -7,12 +7,15 @@ require('./lib/runtime').assertSupportedRuntime('npm test');
 const { build } = require('./lib/build');
 const { ensureChromium, ensureInfra, defaults } = require('./lib/infra');
 const { nx, resetSummary, summaryLine } = require('./lib/nx');
+const { ensurePgbouncer } = require('./lib/pgbouncer');
 
 async function main() {
   resetSummary();
   const stopInfra = await ensureInfra({ ...defaults, ...process.env });
-  // The console's browser tests drive Chromium (installed from Debian's packages when missing, as root).
+  // Installed from Debian's packages when missing (as root) before any test runs, not inside a test's
+  // time bound: Chromium for the console's browser tests, PgBouncer for the pooler integration test.
   ensureChromium();
+  ensurePgbouncer();
   build({ quiet: true });
   const common = ['--parallel=1', '--outputStyle=stream', '--skipNxCache'];
   const steps = [
