@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Account, Prisma, PrismaService, SpendBucket, WindowSpan, windowSpend } from '@gateway/db';
-import { SeriesRow, seriesSql } from './usage.sql';
+import { DateTime } from 'luxon';
+import { SeriesRow, SeriesSource, seriesSql } from './usage.sql';
 
 export interface LogRow {
   request_id: string;
@@ -48,8 +49,21 @@ export interface SeriesFilter {
 }
 
 /** Read side of the ledger. */
+/**
+ * Which rollups a series reads (usage.sql.ts): day buckets, and hour buckets in a zone a whole number
+ * of hours from UTC, read hours; hour buckets in a zone such as Asia/Kolkata (every local hour cuts a
+ * UTC hour) read quarter hours. Only the speed depends on it: both give the same sums.
+ */
+function seriesSource({ bucket, timezone, from, to }: Pick<SeriesFilter, 'bucket' | 'timezone' | 'from' | 'to'>): SeriesSource {
+  if (bucket === 'day') return 'hours';
+  const wholeHours = (at: Date) => DateTime.fromJSDate(at, { zone: timezone }).offset % 60 === 0;
+  return wholeHours(from) && wholeHours(to) ? 'hours' : 'quarters';
+}
+
 @Injectable()
 export class UsageRepository {
+  private timeZones?: Promise<Set<string>>;
+
   constructor(private readonly prisma: PrismaService) {}
 
   account(accountId: string): Promise<Account | null> {
@@ -98,9 +112,23 @@ export class UsageRepository {
     return new Map(rows.map((row) => [row.day.toISOString().slice(0, 10), Number(row.requests)]));
   }
 
+  /**
+   * Whether PostgreSQL knows a time zone name (as it compares them: ignoring case). The names are read
+   * once: the IANA database of the runtime and of the database server may differ in a recent zone.
+   */
+  async isKnownTimeZone(zone: string): Promise<boolean> {
+    this.timeZones ??= this.prisma.$queryRaw<{ name: string }[]>`SELECT name FROM pg_timezone_names`
+      .then((rows) => new Set(rows.map((row) => row.name.toLowerCase())))
+      .catch((error: unknown) => {
+        this.timeZones = undefined;
+        throw error;
+      });
+    return (await this.timeZones).has(zone.toLowerCase());
+  }
+
   series(filter: SeriesFilter): Promise<SeriesRow[]> {
     return this.prisma.$queryRawUnsafe<SeriesRow[]>(
-      seriesSql(filter.groupBy, filter.bucket, filter.keyIds.length),
+      seriesSql(filter.groupBy, filter.bucket, filter.keyIds.length, seriesSource(filter)),
       filter.accountId,
       filter.from,
       filter.to,

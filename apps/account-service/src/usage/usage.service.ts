@@ -125,6 +125,9 @@ export class UsageService {
     const bucket = request.bucket ?? 'day';
     const groupBy = request.group_by ?? 'model';
     const timezone = request.timezone ?? 'UTC';
+    if (!(await this.usage.isKnownTimeZone(timezone))) {
+      throw new DomainError(ErrorCode.InvalidRequest, `timezone '${timezone}' is not a time zone the ledger's database knows`, 'timezone');
+    }
     const keyIds = [request.keyId, request.key_id].filter((id): id is string => id !== undefined);
     const rows = await this.usage.series({
       accountId: request.accountId,

@@ -81,25 +81,35 @@ describe('LedgerRepository.recordBatch (integration)', () => {
     prisma.dailyUsage.findMany({ where: { accountId }, select: { day: true, route: true, requests: true, inputTokens: true } });
   const logs = (accountId: string) => prisma.usageLog.count({ where: { accountId } });
 
-  /** The usage rollups of an account, and the same sums computed from its request logs (refused requests excluded). */
+  /**
+   * The usage rollups of an account (quarter-hour and hourly), and the same sums computed from its
+   * request logs (refused requests excluded).
+   */
   const rollupsAndLedger = async (accountId: string) => {
     const columns = `key_id, model, route, bucket, requests::text, input_tokens::text, output_tokens::text, cache_read_tokens::text,
       cache_write_tokens::text, credits::text`;
-    const rollups = await prisma.$queryRawUnsafe<Record<string, unknown>[]>(
-      `SELECT ${columns} FROM usage_rollups WHERE account_id = $1 ORDER BY key_id, model, route, bucket`,
-      accountId,
-    );
-    const ledgerSums = await prisma.$queryRawUnsafe<Record<string, unknown>[]>(
-      `SELECT ${columns} FROM (
-         SELECT key_id, model, route, date_bin('15 minutes', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS bucket, count(*) AS requests,
-                coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens,
-                coalesce(sum(cache_read_tokens), 0) AS cache_read_tokens, coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens,
-                sum(credits)::numeric(24, 12) AS credits
-         FROM usage_logs WHERE account_id = $1 AND status <> 'refused' GROUP BY 1, 2, 3, 4) s
-       ORDER BY key_id, model, route, bucket`,
-      accountId,
-    );
-    return { rollups, ledger: ledgerSums };
+    const read = (table: string) =>
+      prisma.$queryRawUnsafe<Record<string, unknown>[]>(
+        `SELECT ${columns} FROM ${table} WHERE account_id = $1 ORDER BY key_id, model, route, bucket`,
+        accountId,
+      );
+    const fromLogs = (grain: string) =>
+      prisma.$queryRawUnsafe<Record<string, unknown>[]>(
+        `SELECT ${columns} FROM (
+           SELECT key_id, model, route, date_bin('${grain}', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS bucket, count(*) AS requests,
+                  coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens,
+                  coalesce(sum(cache_read_tokens), 0) AS cache_read_tokens, coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens,
+                  sum(credits)::numeric(24, 12) AS credits
+           FROM usage_logs WHERE account_id = $1 AND status <> 'refused' GROUP BY 1, 2, 3, 4) s
+         ORDER BY key_id, model, route, bucket`,
+        accountId,
+      );
+    return {
+      rollups: await read('usage_rollups'),
+      ledger: await fromLogs('15 minutes'),
+      hourly: await read('usage_rollups_hourly'),
+      hourlyLedger: await fromLogs('1 hour'),
+    };
   };
 
   it('charges a batch once: a request repeated in the batch or recorded before charges nothing and reports its first charge', async () => {
@@ -196,7 +206,7 @@ describe('LedgerRepository.recordBatch (integration)', () => {
     expect(await credits(accountId)).toBe('10');
   });
 
-  it('keeps the usage rollups equal to the ledger: duplicates counted once, refused requests not at all, in 15-minute buckets', async () => {
+  it('keeps the usage rollups equal to the ledger: duplicates counted once, refused requests not at all, in 15-minute and hourly buckets', async () => {
     const accountId = await account('100');
     const key = await proxyKey(accountId, null);
     const at = (iso: string) => Date.parse(iso) / 1000;
@@ -209,8 +219,9 @@ describe('LedgerRepository.recordBatch (integration)', () => {
     // Delivered again, some priced differently: nothing more is counted.
     await ledger.recordBatch([{ ...a, credits: D(9) }, c, { ...onProxy, credits: D(5) }]);
 
-    const { rollups, ledger: sums } = await rollupsAndLedger(accountId);
+    const { rollups, ledger: sums, hourly, hourlyLedger } = await rollupsAndLedger(accountId);
     expect(rollups).toEqual(sums);
+    expect(hourly).toEqual(hourlyLedger);
     const master = rollups.filter((row) => row.key_id === `master_${accountId}` && row.route === 'chat.completions');
     expect(master.map((row) => [(row.bucket as Date).toISOString(), row.requests, row.credits, row.cache_read_tokens])).toEqual([
       ['2030-03-01T10:00:00.000Z', '1', '0.000000000001', '3'],
@@ -218,6 +229,11 @@ describe('LedgerRepository.recordBatch (integration)', () => {
     ]);
     expect(rollups.find((row) => row.key_id === key)).toMatchObject({ requests: '1', credits: '0.333333333333' });
     expect(rollups.reduce((sum, row) => sum + Number(row.requests), 0)).toBe(4);
+    // The hour adds up its quarters: both of the master key's chat requests in one row.
+    const masterHour = hourly.filter((row) => row.key_id === `master_${accountId}` && row.route === 'chat.completions');
+    expect(masterHour.map((row) => [(row.bucket as Date).toISOString(), row.requests, row.credits])).toEqual([
+      ['2030-03-01T10:00:00.000Z', '2', '1.500000000001'],
+    ]);
   });
 
   it('takes a voided charge out of its rollup bucket: the request still counts, as an error, with no credits', async () => {
@@ -230,8 +246,9 @@ describe('LedgerRepository.recordBatch (integration)', () => {
     // Voiding again changes nothing.
     expect(await ledger.voidCharges([voided.event.requestId])).toHaveLength(0);
 
-    const { rollups, ledger: sums } = await rollupsAndLedger(accountId);
+    const { rollups, ledger: sums, hourly, hourlyLedger } = await rollupsAndLedger(accountId);
     expect(rollups).toEqual(sums);
+    expect(hourly).toEqual(hourlyLedger);
     expect(rollups).toEqual([expect.objectContaining({ requests: '2', credits: '1.250000000000', input_tokens: '20' })]);
     expect(await credits(accountId)).toBe('98.75');
   });
@@ -267,8 +284,9 @@ describe('LedgerRepository.recordBatch (integration)', () => {
         expect(await credits(accountId)).toBe(D(1000).minus(total).toFixed());
         expect((await daily(accountId)).map(({ requests }) => requests)).toEqual([mine.length]);
         if (index < 3) expect((await keyState(keys[index])).used).toBe(total.toFixed());
-        const { rollups, ledger: sums } = await rollupsAndLedger(accountId);
+        const { rollups, ledger: sums, hourly, hourlyLedger } = await rollupsAndLedger(accountId);
         expect(rollups).toEqual(sums);
+        expect(hourly).toEqual(hourlyLedger);
       }
     } finally {
       await second.$disconnect();

@@ -27,6 +27,15 @@ function chargedWindows(budgets: BudgetWindowSpec[] | null, at: number): LedgerW
  */
 const ROLLUP_BUCKET_SQL = (at: string) => `date_bin('15 minutes', ${at}, TIMESTAMPTZ '2000-01-01 00:00:00+00')`;
 
+/** The start of the UTC hour a timestamp falls in: the bucket of usage_rollups_hourly. */
+const HOURLY_BUCKET_SQL = (at: string) => `date_bin('1 hour', ${at}, TIMESTAMPTZ '2000-01-01 00:00:00+00')`;
+
+/** The rollup tables, finest first (the order RECORD_BATCH and VOID_CHARGES lock them in). */
+const ROLLUPS = [
+  { name: 'rollups', table: 'usage_rollups', bucket: ROLLUP_BUCKET_SQL },
+  { name: 'hourly', table: 'usage_rollups_hourly', bucket: HOURLY_BUCKET_SQL },
+] as const;
+
 export interface AccountBalance {
   credits: Prisma.Decimal;
 }
@@ -41,9 +50,9 @@ export interface PricedUsage {
  * Records a batch of usage events in ONE statement (so one implicit transaction): the request logs
  * (idempotent by request id), and from the rows actually inserted the account debits (per account),
  * the proxy keys' spend (per key, by spend window), the daily counters of requests served (per account, UTC day and
- * route) and the usage rollups (per 15-minute bucket, account, key, model and route; refused requests
- * count in neither). Row locks are taken table by table in one order (usage_logs, accounts, api_keys,
- * daily_usage, usage_rollups; each CTE waits on the previous one through a scalar sub-query) and,
+ * route) and the usage rollups (per 15-minute bucket and per UTC hour, account, key, model and route;
+ * refused requests count in none). Row locks are taken table by table in one order (usage_logs, accounts, api_keys,
+ * daily_usage, usage_rollups, usage_rollups_hourly; each CTE waits on the previous one through a scalar sub-query) and,
  * within a table, in key order, so two replicas writing batches that touch the same rows wait, never deadlock.
  *
  * Proxy-key spend follows the per-event rule (a newer window restarts the count, the same window
@@ -126,34 +135,36 @@ daily AS (
     output_tokens = daily_usage.output_tokens + EXCLUDED.output_tokens
   RETURNING 1
 ),
-rollups AS (
-  INSERT INTO usage_rollups (account_id, bucket, key_id, model, route, requests, input_tokens, output_tokens,
-                             cache_read_tokens, cache_write_tokens, credits)
-  SELECT account_id, ${ROLLUP_BUCKET_SQL('created_at')}, key_id, model, route, count(*),
+${ROLLUPS.map(
+  ({ name, table, bucket }, index) => `${name} AS (
+  INSERT INTO ${table} (account_id, bucket, key_id, model, route, requests, input_tokens, output_tokens,
+                        cache_read_tokens, cache_write_tokens, credits)
+  SELECT account_id, ${bucket('created_at')}, key_id, model, route, count(*),
          coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cache_read_tokens), 0),
          coalesce(sum(cache_write_tokens), 0), sum(credits)
-  FROM ins WHERE (SELECT count(*) FROM daily) >= 0 AND status <> 'refused'
+  FROM ins WHERE (SELECT count(*) FROM ${index === 0 ? 'daily' : ROLLUPS[index - 1].name}) >= 0 AND status <> 'refused'
   GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
   ON CONFLICT (account_id, bucket, key_id, model, route) DO UPDATE SET
-    requests = usage_rollups.requests + EXCLUDED.requests,
-    input_tokens = usage_rollups.input_tokens + EXCLUDED.input_tokens,
-    output_tokens = usage_rollups.output_tokens + EXCLUDED.output_tokens,
-    cache_read_tokens = usage_rollups.cache_read_tokens + EXCLUDED.cache_read_tokens,
-    cache_write_tokens = usage_rollups.cache_write_tokens + EXCLUDED.cache_write_tokens,
-    credits = usage_rollups.credits + EXCLUDED.credits
+    requests = ${table}.requests + EXCLUDED.requests,
+    input_tokens = ${table}.input_tokens + EXCLUDED.input_tokens,
+    output_tokens = ${table}.output_tokens + EXCLUDED.output_tokens,
+    cache_read_tokens = ${table}.cache_read_tokens + EXCLUDED.cache_read_tokens,
+    cache_write_tokens = ${table}.cache_write_tokens + EXCLUDED.cache_write_tokens,
+    credits = ${table}.credits + EXCLUDED.credits
   RETURNING 1
-)
+)`,
+).join(',\n')}
 SELECT i.request_id, k.spend_window::text AS spend_window, k.budgets, (k.id IS NOT NULL) AS has_key,
        CASE WHEN i.key_type = 'dev' THEN (SELECT a.plan::text FROM accounts a WHERE a.id = i.account_id) END AS plan
 FROM ins i LEFT JOIN locked_keys k ON k.id = i.key_id
-WHERE (SELECT count(*) FROM rollups) >= 0`;
+WHERE (SELECT count(*) FROM hourly) >= 0`;
 
 /**
  * Takes back the charges of requests the edge voided (it answered the client with an error and no
  * part of an answer) that were recorded charged: in ONE statement, each log entry becomes an
  * \`error\` of 0 credits, the account is credited back, and a proxy key's spend is reduced when the
- * charge counted in its current window, and the credits leave the usage rollup of the request's
- * 15-minute bucket (the request still counts there, now as an error). Only entries still charged are
+ * charge counted in its current window, and the credits leave the usage rollups of the request's
+ * 15-minute bucket and hour (the request still counts there, now as an error). Only entries still charged are
  * touched (\`credits <> 0\`), so voiding again changes nothing. Locks in the order RECORD_BATCH takes them.
  */
 const VOID_CHARGES = `
@@ -192,26 +203,28 @@ unspent AS (
   UPDATE api_keys k SET used_amount = k.used_amount - r.amount FROM key_refunds r WHERE k.id = r.key_id
   RETURNING k.id
 ),
-rollup_refunds AS (
-  SELECT account_id, ${ROLLUP_BUCKET_SQL('created_at')} AS bucket, key_id, model, route, sum(credits) AS amount
-  FROM target WHERE (SELECT count(*) FROM unspent) >= 0
+${ROLLUPS.map(
+  ({ name, table, bucket }, index) => `${name}_refunds AS (
+  SELECT account_id, ${bucket('created_at')} AS bucket, key_id, model, route, sum(credits) AS amount
+  FROM target WHERE (SELECT count(*) FROM ${index === 0 ? 'unspent' : `${ROLLUPS[index - 1].name}_unrolled`}) >= 0
   GROUP BY 1, 2, 3, 4, 5
 ),
-locked_rollups AS (
-  SELECT u.account_id, u.bucket, u.key_id, u.model, u.route FROM usage_rollups u
-  JOIN rollup_refunds r USING (account_id, bucket, key_id, model, route)
+${name}_locked AS (
+  SELECT u.account_id, u.bucket, u.key_id, u.model, u.route FROM ${table} u
+  JOIN ${name}_refunds r USING (account_id, bucket, key_id, model, route)
   ORDER BY u.account_id, u.bucket, u.key_id, u.model, u.route FOR UPDATE OF u
 ),
-unrolled AS (
-  UPDATE usage_rollups u SET credits = u.credits - r.amount
-  FROM rollup_refunds r JOIN locked_rollups l USING (account_id, bucket, key_id, model, route)
+${name}_unrolled AS (
+  UPDATE ${table} u SET credits = u.credits - r.amount
+  FROM ${name}_refunds r JOIN ${name}_locked l USING (account_id, bucket, key_id, model, route)
   WHERE (u.account_id, u.bucket, u.key_id, u.model, u.route) = (r.account_id, r.bucket, r.key_id, r.model, r.route)
   RETURNING 1
-)
+)`,
+).join(',\n')}
 SELECT t.request_id, t.account_id, t.key_id, t.credits::text AS credits, t.created_at,
        k.spend_window::text AS spend_window, k.budgets, (t.key_type = 'proxy' AND k.id IS NOT NULL) AS proxy_key
 FROM target t LEFT JOIN locked_keys k ON k.id = t.key_id
-WHERE (SELECT count(*) FROM unrolled) >= 0`;
+WHERE (SELECT count(*) FROM hourly_unrolled) >= 0`;
 
 /** A charge taken back: what it was, and the proxy key's spend window it had counted in. */
 export interface VoidedCharge {

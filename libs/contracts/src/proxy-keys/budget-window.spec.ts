@@ -19,6 +19,9 @@ describe('budget window grammar', () => {
       "budgets[1].period: '5h' is listed twice",
     ],
     [[{ amount: 1, period: 'daily', timezone: 'Mars/Olympus' }], 'budgets[0].timezone must be an IANA time zone name'],
+    // Node.js 22+ takes an offset as a zone; an IANA name it is not.
+    [[{ amount: 1, period: 'daily', timezone: '+05:30' }], 'budgets[0].timezone must be an IANA time zone name'],
+    [[{ amount: 1, period: 'daily', timezone: '-0800' }], 'budgets[0].timezone must be an IANA time zone name'],
     [[{ amount: -1, period: 'daily' }], 'budgets[0].amount must not be less than 0'],
     [[{ amount: 0.123456789, period: 'daily' }], 'budgets[0].amount must have at most 8 decimal places'],
     [[{ amount: '1', period: 'daily' }], 'budgets[0].amount must be a number'],

@@ -51,9 +51,13 @@ export function parsePeriod(period: unknown): ParsedPeriod | null {
   return { kind: 'rolling', lengthMs, granularityMs: lengthMs <= DAY_MS ? MINUTE_MS : HOUR_MS };
 }
 
-/** Whether `zone` is an IANA time zone name this runtime knows (`UTC`, `Asia/Kolkata`, …). */
+/**
+ * Whether `zone` is an IANA time zone name this runtime knows (`UTC`, `Asia/Kolkata`, …). Names start
+ * with a letter: an offset such as `+05:30` is not one, though Node.js 22 and later accept it as a
+ * zone (and PostgreSQL would read it with the POSIX sign, east of UTC as west).
+ */
 export function isTimeZone(zone: unknown): boolean {
-  return typeof zone === 'string' && zone.length > 0 && zone.length <= 64 && IANAZone.isValidZone(zone);
+  return typeof zone === 'string' && /^[A-Za-z]/.test(zone) && zone.length <= 64 && IANAZone.isValidZone(zone);
 }
 
 /** What is wrong with a `budgets` list, naming the field (`budgets[1].period: …`); null when nothing is. */
