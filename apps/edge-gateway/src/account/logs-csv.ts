@@ -33,6 +33,12 @@ function cell(value: string | number | undefined): string {
 
 export const logsCsvHeader = (): string => `${LOG_CSV_COLUMNS.join(',')}\r\n`;
 
+/**
+ * Credits in plain decimal notation at the ledger's scale (12 places): a JSON number such as 1e-7
+ * would read as text `1e-7`, which a spreadsheet or a decimal parser may not take.
+ */
+const CREDITS = new Intl.NumberFormat('en-US', { useGrouping: false, maximumFractionDigits: 12 });
+
 export function logsCsvRow(entry: LogEntry): string {
   const values: Record<(typeof LOG_CSV_COLUMNS)[number], string | number | undefined> = {
     request_id: entry.request_id,
@@ -40,7 +46,7 @@ export function logsCsvRow(entry: LogEntry): string {
     key_id: entry.key_id,
     model: entry.model,
     route: entry.route,
-    credits: entry.credits,
+    credits: CREDITS.format(entry.credits),
     timestamp: entry.timestamp,
     status: entry.status,
     ip: entry.ip,

@@ -237,7 +237,10 @@ describe('usage console API', () => {
       expect(response.headers.get('x-export-truncated')).toBeNull();
       const [header, ...rows] = parseCsv(response.text);
       const records = rows.map((row) => Object.fromEntries(header.map((column, i) => [column, row[i]])));
-      expect(records).toEqual(entries.map(asCsvRecord));
+      // Credits in plain decimal notation (never `1e-7`), the same number as the JSON entry's.
+      expect(records.map((record) => record.credits)).toEqual(entries.map(() => expect.stringMatching(/^\d+(\.\d{1,12})?$/)));
+      expect(records.map((record) => Number(record.credits))).toEqual(entries.map((entry: any) => entry.credits));
+      expect(records.map((record) => ({ ...record, credits: '' }))).toEqual(entries.map((entry: any) => ({ ...asCsvRecord(entry), credits: '' })));
     }
   });
 });
