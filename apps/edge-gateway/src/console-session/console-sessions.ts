@@ -169,7 +169,8 @@ export class ConsoleSessions {
   private async load(token: string): Promise<{ id: string; sealKey: Buffer; stored: StoredSession } | null> {
     if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
     const { id, sealKey } = derive(token);
-    const raw = await this.redis.client.get(sessionKey(id));
+    // Each use pushes the idle expiry back, in the same round trip as the read.
+    const raw = await this.redis.client.getex(sessionKey(id), 'PX', this.idleMs);
     if (!raw) return null;
     const stored = JSON.parse(raw) as StoredSession;
     const ttl = this.ttl(stored);
@@ -177,8 +178,8 @@ export class ConsoleSessions {
       await this.endById(id);
       return null;
     }
-    // Each use pushes the idle expiry back, never past the absolute one.
-    await this.redis.client.pexpire(sessionKey(id), ttl);
+    // Never past the absolute expiry (only in the session's last idle period does it come first).
+    if (ttl < this.idleMs) await this.redis.client.pexpire(sessionKey(id), ttl);
     return { id, sealKey, stored };
   }
 
