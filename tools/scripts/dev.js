@@ -4,14 +4,16 @@
  * watches apps/<service>/src, libs/<lib>/src and config/. On a change it rebuilds dist/ and restarts
  * the services the change reaches: a service's own sources restart that service; a lib or config/
  * restarts them all (every service reads the libs, and the catalog is read by several), in start
- * order, the edge last. A build or a startup that fails leaves the watcher running: fix the file and
+ * order, the edge last. The web console (apps/console) is built by Vite in watch mode into
+ * dist/apps/console, which the edge serves as it is on disk: a save there needs no restart, only a
+ * reload of the page. A build or a startup that fails leaves the watchers running: fix the file and
  * save again. Ctrl-C or SIGTERM stops every process it started.
  */
 require('./lib/runtime').assertSupportedRuntime('npm run dev');
 const chokidar = require('chokidar');
 const fs = require('node:fs');
 const path = require('node:path');
-const { build } = require('./lib/build');
+const { build, CONSOLE_DIR, watchConsole } = require('./lib/build');
 const { ensureInfra } = require('./lib/infra');
 const { localEnv, root } = require('./lib/local-env');
 const { greeting, prepareDatabase } = require('./lib/local-suite');
@@ -25,9 +27,16 @@ const SETTLE_MS = 300;
 
 const log = (message) => console.log(`[dev] ${message}`);
 
+let shuttingDown = false;
+
 let stopInfra = () => undefined;
 let suite;
 let watcher;
+let consoleWatcher;
+/** Whether the edge found the console built when it started (it serves the assets only then). */
+let edgeHasConsole = true;
+/** Rebuilds and restarts, one at a time: changes made during one are handled right after it. */
+let cycle = Promise.resolve();
 
 /** The directories whose changes need a rebuild or a restart. */
 function watchedDirs() {
@@ -53,6 +62,7 @@ function affectedApps(files) {
 }
 
 async function startApp(app, port) {
+  if (app === 'edge-gateway') edgeHasConsole = fs.existsSync(path.join(CONSOLE_DIR, 'assets'));
   try {
     await suite.start(app, app === 'edge-gateway' ? { port } : {});
     return true;
@@ -68,16 +78,37 @@ async function main() {
   console.log('checking PostgreSQL, Redis and NATS...');
   stopInfra = await ensureInfra(env);
   console.log('building...');
-  build({ quiet: true });
+  build({ quiet: true, withConsole: false });
+  consoleWatcher = await watchConsole({
+    onBuild: (error, ms) => {
+      if (shuttingDown) return;
+      if (error) {
+        log(
+          `the console did not build (see above): ${suite ? 'the last good build is still served' : '/console answers 503 until it does'}; fix the file and save`,
+        );
+        return;
+      }
+      if (!suite) return;
+      log(`console rebuilt in ${(ms / 1000).toFixed(1)} s: reload the page`);
+      // An edge started without a console build serves none until it restarts.
+      if (!edgeHasConsole) {
+        cycle = cycle.then(async () => {
+          if (shuttingDown || edgeHasConsole) return;
+          await suite.stop('edge-gateway');
+          if (await startApp('edge-gateway', port)) log('edge-gateway restarted: it serves the console now');
+        });
+      }
+    },
+  });
   const account = await prepareDatabase(env);
 
   suite = new Suite({ env });
-  let shuttingDown = false;
   const shutdown = async (code) => {
     if (shuttingDown) return;
     shuttingDown = true;
     console.log('\nstopping...');
     await watcher?.close();
+    await consoleWatcher?.close();
     await suite.stopAll();
     stopInfra();
     process.exit(code);
@@ -90,11 +121,12 @@ async function main() {
   for (const app of APPS) {
     if (!(await startApp(app, port))) throw new Error(`${app} did not start; see its output above`);
   }
-  console.log(`${greeting(env, port, account)}\nWatching apps/*/src, libs/*/src and config/ for changes. Press Ctrl-C to stop.\n`);
+  console.log(
+    `${greeting(env, port, account)}\nWatching apps/*/src, libs/*/src and config/ for changes, and apps/console (rebuilt into dist/apps/console: reload the page). Press Ctrl-C to stop.\n`,
+  );
 
   const changed = new Set();
   let settleTimer;
-  let cycle = Promise.resolve();
   const rebuildAndRestart = async () => {
     const files = [...changed];
     changed.clear();
@@ -133,6 +165,7 @@ async function main() {
 main().catch(async (error) => {
   console.error(`npm run dev failed: ${error.message}`);
   await watcher?.close();
+  await consoleWatcher?.close();
   await suite?.stopAll().catch(() => undefined);
   stopInfra();
   process.exit(1);

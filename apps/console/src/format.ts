@@ -20,3 +20,6 @@ export function expiryText(expiresAt: number, zone: string): string {
   const text = formatTime(expiresAt, zone);
   return expiresAt * 1000 < Date.now() ? `${text} (expired)` : text;
 }
+
+/** A key as lists show it: its prefix and last four characters. */
+export const maskKey = (key: string): string => `${key.slice(0, key.startsWith('ek-proxy-') ? 9 : 3)}...${key.slice(-4)}`;

@@ -1,14 +1,20 @@
 import { QueryClient } from '@tanstack/react-query';
 import { createRootRoute, createRoute, createRouter, Link, Outlet, redirect, useNavigate } from '@tanstack/react-router';
 import { signOut } from './api';
-import { KeysPage } from './pages/keys';
-import { LogsPage, LogsSearch, parseLogsSearch } from './pages/logs';
-import { ModelsPage } from './pages/models';
-import { OverviewPage } from './pages/overview';
-import { PlaygroundPage } from './pages/playground';
-import { SettingsPage } from './pages/settings';
+import { ErrorNote } from './components';
+import { lazyPage } from './lazy-page';
+import { LogsSearch, parseLogsSearch } from './logs-search';
 import { SignInPage } from './pages/sign-in';
 import { isMaster, sessionStore, useSession } from './session';
+
+// Every page but sign-in is a chunk of its own, loaded when its route is first visited (or its link
+// hovered): Recharts comes with the overview only, TanStack Table with the keys page.
+const OverviewPage = lazyPage(() => import('./pages/overview'), 'OverviewPage');
+const KeysPage = lazyPage(() => import('./pages/keys'), 'KeysPage');
+const LogsPage = lazyPage(() => import('./pages/logs'), 'LogsPage');
+const ModelsPage = lazyPage(() => import('./pages/models'), 'ModelsPage');
+const PlaygroundPage = lazyPage(() => import('./pages/playground'), 'PlaygroundPage');
+const SettingsPage = lazyPage(() => import('./pages/settings'), 'SettingsPage');
 
 function Shell() {
   const session = useSession();
@@ -101,6 +107,24 @@ export function createConsoleRouter(queryClient: QueryClient) {
     routeTree,
     basepath: '/console',
     context: { queryClient },
+    // A link hovered or focused starts loading its page's chunk.
+    defaultPreload: 'intent',
+    defaultPendingComponent: () => (
+      <p role="status" className="hint">
+        Loading…
+      </p>
+    ),
+    defaultErrorComponent: ({ error }) => (
+      <section>
+        <h1>Something went wrong</h1>
+        <ErrorNote error={error} />
+        <p>
+          <button type="button" onClick={() => window.location.reload()}>
+            Reload
+          </button>
+        </p>
+      </section>
+    ),
     defaultNotFoundComponent: () => (
       <section>
         <h1>Not found</h1>

@@ -4,14 +4,12 @@ import { DateTime } from 'luxon';
 import { FormEvent, useMemo, useState } from 'react';
 import { api, Budget, ProxyKeyRecord, readSession } from '../api';
 import { ErrorNote, Modal, SecretOnce } from '../components';
-import { expiryText, formatCredits, formatTime } from '../format';
+import { expiryText, formatCredits, formatTime, maskKey } from '../format';
 import { sessionStore } from '../session';
 import { useTimeZone } from '../settings';
 
 const features = tableFeatures({});
 const helper = createColumnHelper<typeof features, ProxyKeyRecord>();
-
-export const maskKey = (key: string): string => `${key.slice(0, key.startsWith('ek-proxy-') ? 9 : 3)}...${key.slice(-4)}`;
 
 function stateOf(record: ProxyKeyRecord): string {
   if (!record.is_active) return 'off';

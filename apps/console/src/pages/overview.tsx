@@ -7,6 +7,7 @@ import { ErrorNote } from '../components';
 import { formatCount, formatCredits, formatTime } from '../format';
 import { useSession } from '../session';
 import { useTimeZone } from '../settings';
+import { fillUsageBuckets } from '../usage-buckets';
 
 type Range = 'today' | 'yesterday' | '7d' | '30d';
 type Metric = 'requests' | 'tokens' | 'credits';
@@ -68,21 +69,24 @@ export function OverviewPage() {
     queryFn: () => api<UsageSeries>(`/v1/user/usage${query({ ...bounds, bucket, group_by: groupBy, timezone: zone })}`),
   });
 
+  // Every local hour or day of the range, the ones without usage as zeros (the API answers only the others).
   const chart = useMemo(() => {
     const series = usage.data;
     if (!series) return { rows: [], groups: [] as { group: string; label: string }[] };
-    const rows = new Map<number, Record<string, number | string>>();
-    for (const point of series.points) {
-      const row = rows.get(point.start) ?? {
-        start: point.start,
-        label: DateTime.fromSeconds(point.start, { zone: series.timezone }).toFormat(series.bucket === 'hour' ? 'LLL dd HH:mm' : 'LLL dd'),
+    const buckets = fillUsageBuckets(series);
+    const labels = new Map(series.groups.map(({ group, label }) => [group, label]));
+    const groups = (buckets[0]?.points ?? []).map(({ group }) => ({ group, label: labels.get(group) ?? group }));
+    const rows = buckets.map((bucket) => {
+      const row: Record<string, number | string> = {
+        start: bucket.start,
+        label: DateTime.fromSeconds(bucket.start, { zone: series.timezone }).toFormat(series.bucket === 'hour' ? 'LLL dd HH:mm' : 'LLL dd'),
       };
-      const value = metric === 'requests' ? point.requests : metric === 'tokens' ? point.input_tokens + point.output_tokens : Number(point.credits);
-      row[point.group] = ((row[point.group] as number | undefined) ?? 0) + value;
-      rows.set(point.start, row);
-    }
-    const groups = series.groups.length > 0 ? series.groups : [...new Set(series.points.map((point) => point.group))].map((group) => ({ group, label: group }));
-    return { rows: [...rows.values()].sort((a, b) => (a.start as number) - (b.start as number)), groups };
+      for (const point of bucket.points) {
+        row[point.group] = metric === 'requests' ? point.requests : metric === 'tokens' ? point.input_tokens + point.output_tokens : Number(point.credits);
+      }
+      return row;
+    });
+    return { rows, groups };
   }, [usage.data, metric]);
 
   return (
@@ -216,7 +220,7 @@ export function OverviewPage() {
                 ))}
               </BarChart>
             </ResponsiveContainer>
-            {chart.rows.length === 0 ? <figcaption>No requests in this range.</figcaption> : null}
+            {usage.data.points.length === 0 ? <figcaption>No requests in this range.</figcaption> : null}
           </figure>
         </>
       ) : null}
