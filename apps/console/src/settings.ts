@@ -6,10 +6,11 @@ const listeners = new Set<() => void>();
 
 export const browserTimeZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
+/** An IANA name the browser knows; an offset such as `+05:30` (newer browsers take it) is not one, and the API refuses it. */
 export function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return zone.length > 0;
+    return /^[A-Za-z]/.test(zone);
   } catch {
     return false;
   }

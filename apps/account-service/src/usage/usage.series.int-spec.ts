@@ -102,6 +102,22 @@ describe('UsageRepository.series (integration)', () => {
     },
   );
 
+  it('makes the hour New York repeats when its clocks go back one bucket, started at the second (standard-time) 01:00', async () => {
+    const range = { from: new Date('2026-11-01T04:00:00Z'), to: new Date('2026-11-01T08:00:00Z') };
+    const rows = await usage.series({ accountId, keyIds: [], ...range, bucket: 'hour', groupBy: 'none', timezone: 'America/New_York' });
+    expect(rows.map((row) => [row.date, Number(row.start)])).toEqual([
+      ['2026-11-01T00:00', Date.parse('2026-11-01T04:00:00Z') / 1000],
+      ['2026-11-01T01:00', Date.parse('2026-11-01T06:00:00Z') / 1000],
+      ['2026-11-01T02:00', Date.parse('2026-11-01T07:00:00Z') / 1000],
+    ]);
+    // 01:00 holds both hours (05:00 and 06:00 UTC).
+    const [logged] = await prisma.$queryRawUnsafe<{ n: bigint }[]>(
+      `SELECT count(*) AS n FROM usage_logs WHERE account_id = $1 AND created_at >= '2026-11-01T05:00:00Z' AND created_at < '2026-11-01T07:00:00Z'`,
+      accountId,
+    );
+    expect(Number(rows[1].requests)).toBe(Number(logged.n));
+  });
+
   it('knows the time zones PostgreSQL knows, as it compares them (ignoring case)', async () => {
     for (const zone of ['UTC', 'Asia/Kolkata', 'asia/kathmandu', 'America/St_Johns']) expect(await usage.isKnownTimeZone(zone)).toBe(true);
     for (const zone of ['Mars/Olympus_Mons', 'Asia/Kolkata ', '']) expect(await usage.isKnownTimeZone(zone)).toBe(false);
