@@ -138,6 +138,24 @@ describe('bounded work per request', () => {
   );
 });
 
+describe('URLs the gateway cannot read', () => {
+  let account: TestAccount;
+  beforeAll(() => {
+    account = createAccount('pro', '1');
+  });
+
+  it.each([['/v1/a%ZZ'], ['/v1/chat/completions%'], ['/console/assets/a%ZZ.js']])(
+    'refuses %s with a 400 in the error shape, with a request id',
+    async (path) => {
+      const response = await api('GET', path, { key: account.masterKey });
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(response.body.error.message).toContain('URL');
+      expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+    },
+  );
+});
+
 describe('slow bodies', () => {
   /** Opens a raw connection to edge B, writes `head`, and resolves with what came back and when the socket closed. */
   function slowClient(head: string): Promise<{ answer: string; closedAfterMs: number }> {

@@ -40,7 +40,20 @@ export function toHttpError(exception: unknown): HttpError | null {
   if (isNatsConnectionError(exception) || isDependencyUnavailable(exception)) {
     return { status: 503, message: 'A gateway service is unavailable; retry with backoff', code: ErrorCode.ServiceUnavailable };
   }
+  const clientError = clientErrorStatus(exception);
+  if (clientError) return { status: clientError, message: (exception as Error).message || 'Bad request' };
   return null;
+}
+
+/**
+ * The status of a refusal Fastify or one of its plugins raised for the request itself (a static
+ * file path that climbs out of its root, a directory asked for as a file): their errors carry a 4xx
+ * `statusCode`. Anything else is not the client's doing.
+ */
+function clientErrorStatus(exception: unknown): number | undefined {
+  if (!(exception instanceof Error)) return undefined;
+  const status = (exception as { statusCode?: unknown }).statusCode;
+  return Number.isInteger(status) && (status as number) >= 400 && (status as number) < 500 ? (status as number) : undefined;
 }
 
 /** The request was too large for one NATS message (the server's max_payload). */

@@ -1,7 +1,7 @@
 import { registerMultipartBodyParser } from '../uploads/multipart-body.parser';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { splitList, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@gateway/platform';
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
@@ -15,6 +15,7 @@ import { inspectJson, unstorableTextMessage } from './json-inspection';
 import { rewriteLegacyUrl } from './legacy-urls';
 import { ServerTimeouts, tracedServerFactory } from '../observability/traced-http-server';
 import { registerConsole } from '../console/console-static';
+import { errorBody } from '../errors/error-formats';
 import { DomainError, ErrorCode } from '@gateway/errors';
 
 /** How often Node enforces the request and header timeouts (its default, 30 s, would add as much to them). */
@@ -48,6 +49,15 @@ export function createEdgeHttp(env: EdgeEnv): EdgeHttp {
       }),
     // Requests that arrive while draining get our 503 (with the request id), not Fastify's bare one.
     return503OnClosing: false,
+    // A URL Fastify cannot decode (`%ZZ`) is refused before any route or hook: in our error shape too.
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
+      void reply
+        .code(400)
+        .header('x-request-id', request.id)
+        .send(
+          errorBody('openai', { status: 400, message: `The request URL is not valid: ${error.message}`, code: ErrorCode.InvalidRequest }, String(request.id)),
+        );
+    },
   });
   const fastify = adapter.getInstance();
   const routes = recordRoutes(fastify);

@@ -112,6 +112,18 @@ describe('the console as served', () => {
     expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect((await fetch(url('/assets/nothing-here.js'))).status).toBe(404);
   });
+
+  it.each([['/assets/..%2f..%2fpackage.json'], ['/assets/%2e%2e/index.html'], ['/assets/..%5cindex.html'], ['/assets/']])(
+    'refuses %s with a 4xx in the error shape, never a file from outside the assets or a 500',
+    async (path) => {
+      const response = await fetch(url(path));
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      const body = (await response.json()) as { error: { message: string; type: string } };
+      expect(body.error.type).toMatch(/_error$/);
+      expect(JSON.stringify(body)).not.toContain('model-gateway');
+    },
+  );
 });
 
 describe('the console in a browser', () => {
