@@ -15,3 +15,4 @@ export * from './connection-resilience';
 export * from './usage-dead-letters';
 export * from './nats-transport';
 export * from './audio-duration';
+export * from './nats-write-coalescing';

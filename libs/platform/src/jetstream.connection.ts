@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { UsageStream } from '@gateway/contracts';
 import { NATS_RECONNECT_OPTIONS, natsLivenessCheck } from './connection-resilience';
+import { coalesceNatsWrites } from './nats-write-coalescing';
 import { ensureStream, ReplicaPolicy, replicaPolicy, StreamDefinition } from './jetstream-streams';
 import {
   connect,
@@ -53,7 +54,7 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   async onModuleInit(): Promise<void> {
     // noAsyncTraces: nats.js would otherwise capture a stack (`new Error()`) for every request it
     // sends, i.e. every JetStream publish; its errors keep their own messages and codes.
-    this.connection = await connect({ servers: this.servers, name: 'jetstream', noAsyncTraces: true, ...NATS_RECONNECT_OPTIONS });
+    this.connection = coalesceNatsWrites(await connect({ servers: this.servers, name: 'jetstream', noAsyncTraces: true, ...NATS_RECONNECT_OPTIONS }));
     natsLivenessCheck('jetstream', this.connection);
     this.manager = await this.connection.jetstreamManager();
     await this.ensureUsageStream();

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { connect, type ConnectionOptions, type NatsConnection } from 'nats';
 import { natsLivenessCheck, NATS_RECONNECT_OPTIONS } from '../connection-resilience';
+import { coalesceNatsWrites } from '../nats-write-coalescing';
 
 export const NATS_CLIENT_OPTIONS = Symbol('NATS_CLIENT_OPTIONS');
 
@@ -19,6 +20,7 @@ export class NatsClientConnection implements OnApplicationShutdown {
   ready(): Promise<NatsConnection> {
     this.connecting ??= connect({ noAsyncTraces: true, ...NATS_RECONNECT_OPTIONS, ...this.options }).then(
       (connection) => {
+        coalesceNatsWrites(connection);
         natsLivenessCheck('nats-client', connection);
         this.connection = connection;
         return connection;

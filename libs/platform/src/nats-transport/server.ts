@@ -4,6 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import { connect, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { isObservable, type Observable } from 'rxjs';
 import { natsLivenessCheck } from '../connection-resilience';
+import { coalesceNatsWrites } from '../nats-write-coalescing';
 import { decodeJson, END_FRAME_JSON, errorFrame, invalidPayload } from './wire';
 import { payloadValidator } from './validators';
 import { ErrorCode } from '@gateway/errors';
@@ -53,7 +54,7 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
 
   async listen(callback: (error?: unknown) => void): Promise<void> {
     try {
-      this.connection = await connect({ ...this.options, queue: undefined, serves: undefined } as ConnectionOptions);
+      this.connection = coalesceNatsWrites(await connect({ ...this.options, queue: undefined, serves: undefined } as ConnectionOptions));
       natsLivenessCheck('nats', this.connection);
       void this.watchDisconnects(this.connection);
       const serves = this.options.serves ?? (() => true);

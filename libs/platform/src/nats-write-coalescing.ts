@@ -1,0 +1,61 @@
+import type { NatsConnection } from 'nats';
+
+/** The parts of nats.js's ProtocolHandler (nats 2.x, `nc.protocol`) the coalescing replaces or uses. */
+interface ProtocolInternals {
+  outbound: { size(): number; fill(buffer: Uint8Array, ...payloads: Uint8Array[]): void };
+  pendingLimit: number;
+  flushPending(): void;
+  sendCommand(command: string | Uint8Array, ...payloads: Uint8Array[]): void;
+  close(): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Makes a NATS connection write what it has to send once per turn of the event loop instead of once
+ * per callback. nats.js flushes its outbound buffer in a microtask, so the frames of one I/O
+ * callback share a write but every callback makes its own system call: a router relaying 12,000
+ * stream chunks a second from as many upstream reads wrote 12,000 times. Here the flush waits for
+ * `setImmediate`, which runs after the poll phase has handled every socket that was ready, so all
+ * the frames those callbacks published leave in one write. A quiet process loses nothing: with one
+ * callback in the phase, the write follows it at once. The buffer's size limit still flushes inline.
+ *
+ * It replaces `sendCommand` of the connection's protocol handler, which outlives reconnections, and
+ * flushes before `close`.
+ * Throws when that handler is not the shape this was written for (a nats.js upgrade changed it), so
+ * an upgrade cannot silently drop it.
+ */
+export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
+  const protocol = (connection as unknown as { protocol?: Partial<ProtocolInternals> }).protocol;
+  if (
+    typeof protocol?.sendCommand !== 'function' ||
+    typeof protocol.flushPending !== 'function' ||
+    typeof protocol.outbound?.fill !== 'function' ||
+    typeof protocol.outbound.size !== 'function' ||
+    typeof protocol.pendingLimit !== 'number' ||
+    typeof protocol.close !== 'function'
+  ) {
+    throw new Error('coalesceNatsWrites: this nats.js has no ProtocolHandler {outbound, pendingLimit, flushPending, sendCommand, close} to coalesce');
+  }
+  const handler = protocol as ProtocolInternals;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    handler.flushPending();
+  };
+  handler.sendCommand = (command, ...payloads) => {
+    handler.outbound.fill(typeof command === 'string' ? encoder.encode(command) : command, ...payloads);
+    if (handler.outbound.size() >= handler.pendingLimit) handler.flushPending();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  // What was published just before a close still leaves (the flush would come after the socket closed).
+  const close = handler.close.bind(handler);
+  handler.close = () => {
+    handler.flushPending();
+    return close();
+  };
+  return connection;
+}
