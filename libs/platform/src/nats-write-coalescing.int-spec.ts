@@ -1,12 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Msg, type NatsConnection } from 'nats';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { startTestNatsServer, type TestNatsServer } from '../../../tools/jest/nats-test-server';
 import { coalesceNatsWrites } from './nats-write-coalescing';
-
-// Tooling shared with `npm start`: plain JS outside any project.
-/* eslint-disable @nx/enforce-module-boundaries */
-const { natsServerBinary, waitForPort } = require('../../../tools/scripts/lib/infra');
-const { freePort } = require('../../../tools/scripts/lib/suite');
-/* eslint-enable @nx/enforce-module-boundaries */
 
 /** How many times the connection hands bytes to its socket (nats.js's transport.send). */
 function countWrites(connection: NatsConnection): { count: number } {
@@ -26,26 +21,19 @@ function countWrites(connection: NatsConnection): { count: number } {
  * and all arrive, in order; a lone publish is not held back.
  */
 describe('coalesceNatsWrites (real NATS server)', () => {
-  let natsServer: ChildProcess | undefined;
+  let natsServer: TestNatsServer | undefined;
   let url: string;
   let subscriber: NatsConnection;
 
   beforeAll(async () => {
-    const binary = natsServerBinary();
-    if (binary) {
-      const port = await freePort();
-      natsServer = spawn(binary, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-      if (!(await waitForPort('127.0.0.1', port, 10))) throw new Error('the test NATS server did not start');
-      url = `nats://127.0.0.1:${port}`;
-    } else {
-      url = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-    }
+    natsServer = await startTestNatsServer();
+    url = natsServer.url;
     subscriber = await connect({ servers: url });
   });
 
   afterAll(async () => {
     await subscriber?.close();
-    natsServer?.kill();
+    natsServer?.stop();
   });
 
   /** Publishes `count` messages, each from a timer callback of its own, all due in the same turn; resolves with what arrived. */

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
 import { DomainError, ErrorCode } from '@gateway/errors';
 import { connect, type NatsConnection } from 'nats';
@@ -6,18 +5,15 @@ import { Observable, TimeoutError } from 'rxjs';
 import { NatsRpcClient, NO_RESPONDERS, type ReceivedFrame } from './client';
 import { NatsTransportServer } from './server';
 
-// Tooling shared with `npm start`: plain JS outside any project.
-/* eslint-disable @nx/enforce-module-boundaries */
-const { natsServerBinary, waitForPort } = require('../../../../tools/scripts/lib/infra');
-const { freePort } = require('../../../../tools/scripts/lib/suite');
-/* eslint-enable @nx/enforce-module-boundaries */
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { startTestNatsServer, type TestNatsServer } from '../../../../tools/jest/nats-test-server';
 
 /**
  * The transport and its client against a real NATS server of the test's own (the subjects are the
  * real ones, so a suite running on this machine must not hear them): the wire every service speaks.
  */
 describe('NATS transport (server and client on a real NATS server)', () => {
-  let natsServer: ChildProcess | undefined;
+  let natsServer: TestNatsServer | undefined;
   let url: string;
   let server: NatsTransportServer;
   let connection: NatsConnection;
@@ -25,15 +21,8 @@ describe('NATS transport (server and client on a real NATS server)', () => {
   const received: unknown[] = [];
 
   beforeAll(async () => {
-    const binary = natsServerBinary();
-    if (binary) {
-      const port = await freePort();
-      natsServer = spawn(binary, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-      if (!(await waitForPort('127.0.0.1', port, 10))) throw new Error('the test NATS server did not start');
-      url = `nats://127.0.0.1:${port}`;
-    } else {
-      url = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-    }
+    natsServer = await startTestNatsServer();
+    url = natsServer.url;
     server = new NatsTransportServer({ servers: url, queue: 'transport-test' });
     // What a controller's @Handles(...) methods register, without the Nest application around them.
     server.addHandler(Subjects.masterKeyRegenerate, async (payload: { accountId: string }) => {
@@ -60,7 +49,7 @@ describe('NATS transport (server and client on a real NATS server)', () => {
   afterAll(async () => {
     await connection?.close();
     await server?.close();
-    natsServer?.kill('SIGTERM');
+    natsServer?.stop();
   });
 
   beforeEach(() => {
