@@ -37,6 +37,30 @@ async function waitForPort(host, port, seconds) {
   return false;
 }
 
+/** How long apt-get waits for another apt-get or dpkg (another test run installing the same) to let go of its locks. */
+const APT_LOCK_WAIT_MS = 10 * 60_000;
+const APT_LOCKED = /Could not get lock|Unable to lock|Unable to acquire the dpkg frontend lock/;
+
+/**
+ * Runs apt-get; while another apt-get or dpkg holds a lock it needs (two runs installing the same
+ * package on a fresh machine), tries again each second until that one is done. `DPkg::Lock::Timeout`
+ * covers dpkg's lock only, not `apt-get update`'s lists lock.
+ */
+function aptGet(args, env) {
+  const deadline = Date.now() + APT_LOCK_WAIT_MS;
+  for (let waited = false; ;) {
+    const result = spawnSync('apt-get', ['-o', 'DPkg::Lock::Timeout=60', ...args], { stdio: ['ignore', 'inherit', 'pipe'], env, encoding: 'utf8' });
+    if (result.status === 0) return;
+    if (!APT_LOCKED.test(result.stderr ?? '') || Date.now() > deadline) {
+      process.stderr.write(result.stderr ?? '');
+      throw new Error(`Command failed: apt-get ${args.join(' ')}`);
+    }
+    if (!waited) log(`apt-get ${args[0]}: another apt-get holds its lock; waiting for it`);
+    waited = true;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+  }
+}
+
 let aptUpdated = false;
 function aptInstall(packages) {
   if (!isRoot()) return false;
@@ -44,11 +68,11 @@ function aptInstall(packages) {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if (!aptUpdated) {
     log('apt-get update');
-    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+    aptGet(['update', '-qq'], env);
     aptUpdated = true;
   }
   log(`apt-get install ${packages.join(' ')}`);
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { stdio: 'inherit', env });
+  aptGet(['install', '-y', '-qq', '--no-install-recommends', ...packages], env);
   return true;
 }
 
