@@ -156,6 +156,21 @@ describe('JetStream on a 3-node NATS cluster', () => {
     });
   }, 30_000);
 
+  it('gives a stream created with one copy, while the cluster could not place three, its three copies once it can', async () => {
+    if (!replicaPolicy(admin.info).scaleUp) return; // nats-server 2.9: never scaled up (previous test)
+    const manager = await admin.jetstreamManager();
+    const definition = { ...USAGE_STREAM, name: 'FORMING', subjects: ['forming.>'] };
+    const connection = await connected(cluster.url.split(','));
+    connections.push(connection);
+    // Two servers of three: three copies cannot be placed, so the stream is made with one.
+    await withNodeDown(cluster.nodes[2], async () => {
+      await connection.ensureStream(definition);
+      expect((await manager.streams.info('FORMING')).config.num_replicas).toBe(1);
+    });
+    // Asked again in the background (a membership change, or the retries): no restart needed.
+    await until('the stream has three copies', async () => ((await manager.streams.info('FORMING')).config.num_replicas === 3 ? true : undefined), 60_000);
+  }, 150_000);
+
   it('keeps each usage event exactly once when the stream leader is killed while they are published', async () => {
     const manager = await admin.jetstreamManager();
     const first = (await manager.streams.info(UsageStream.name)).state.last_seq + 1;

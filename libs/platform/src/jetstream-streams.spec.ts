@@ -18,7 +18,7 @@ function apiError(err_code: number, description: string): Error {
  * A JetStream manager holding one stream at most, which refuses more replicas than `servers` JetStream
  * servers can place, the way nats-server 2.9 does.
  */
-function fakeManager({ servers, existing }: { servers: number; existing?: number }) {
+function fakeManager({ servers, existing, joining }: { servers: number; existing?: number; joining?: number }) {
   let stream: StreamConfig | undefined = existing ? ({ ...definition, num_replicas: existing } as StreamConfig) : undefined;
   const calls: string[] = [];
   const place = (replicas: number) => {
@@ -34,7 +34,12 @@ function fakeManager({ servers, existing }: { servers: number; existing?: number
       },
       add: async (config: StreamConfig) => {
         calls.push(`add R${config.num_replicas}`);
-        place(config.num_replicas);
+        try {
+          place(config.num_replicas);
+        } finally {
+          // A forming cluster: one more server has joined JetStream by the next call.
+          if (joining && servers < joining) servers++;
+        }
         stream = config;
         return { config } as StreamInfo;
       },
@@ -89,6 +94,26 @@ describe('ensureStream', () => {
     expect(calls).toEqual(['info USAGE', 'add R3', 'add R1']);
     expect(replicas()).toBe(1);
     expect(log.log).toHaveBeenCalledWith(expect.stringContaining('no suitable peers for placement'));
+  });
+
+  it('waits for a forming cluster to place three replicas rather than making the stream with one', async () => {
+    const { manager, calls, replicas } = fakeManager({ servers: 2, joining: 3 });
+    await expect(ensureStream(manager, definition, { ...R3, placementWaitMs: 5_000 }, log)).resolves.toBe(3);
+    expect(calls).toEqual(['info USAGE', 'add R3', 'add R3']);
+    expect(replicas()).toBe(3);
+  });
+
+  it('waits a cluster of two only so long, then makes the stream with one replica', async () => {
+    const { manager, calls, replicas } = fakeManager({ servers: 2 });
+    await expect(ensureStream(manager, definition, { ...R3, placementWaitMs: 1_200 }, log)).resolves.toBe(1);
+    expect(calls.filter((call) => call === 'add R3').length).toBeGreaterThanOrEqual(2);
+    expect(calls.at(-1)).toBe('add R1');
+    expect(replicas()).toBe(1);
+  });
+
+  it('waits for placement on a cluster only', () => {
+    expect(replicaPolicy({ cluster: 'gateway', version: '2.10.0' }).placementWaitMs).toBe(30_000);
+    expect(replicaPolicy({ version: '2.10.0' }).placementWaitMs).toBe(0);
   });
 
   it('scales an R1 stream up to R3 once the cluster has three servers', async () => {

@@ -23,9 +23,19 @@ export interface StreamLog {
 }
 
 /** How many copies to ask of each stream, and whether a stream with fewer may be scaled up where it is. */
+/** How long a new stream waits for a forming cluster to place its copies, and how often it asks. */
+const PLACEMENT_WAIT_MS = 30_000;
+const PLACEMENT_RETRY_MS = 500;
+
 export interface ReplicaPolicy {
   replicas: number;
   scaleUp: boolean;
+  /**
+   * How long a new stream's copies are asked for again while the cluster cannot place them (its
+   * servers still forming their JetStream group, every one started at once) before it is made with
+   * one. 0: at once.
+   */
+  placementWaitMs?: number;
   /** The NATS server's version, for the log lines. */
   serverVersion?: string;
 }
@@ -46,6 +56,7 @@ export function replicaPolicy(info: Partial<Pick<ServerInfo, 'cluster' | 'versio
   return {
     replicas: info?.cluster ? CLUSTER_STREAM_REPLICAS : 1,
     scaleUp: major > 2 || (major === 2 && minor >= 10),
+    placementWaitMs: info?.cluster ? PLACEMENT_WAIT_MS : 0,
     serverVersion: info?.version,
   };
 }
@@ -63,7 +74,7 @@ export async function ensureStream(manager: JetStreamManager, definition: Stream
   const { replicas } = policy;
   const info = await streamInfo(manager, definition.name);
   // Created with fewer copies only when the cluster refused more: asking again now would be refused too.
-  if (!info) return (await create(manager, definition, replicas, log)).config.num_replicas || 1;
+  if (!info) return (await create(manager, definition, replicas, log, Date.now() + (policy.placementWaitMs ?? 0))).config.num_replicas || 1;
   const current = info.config.num_replicas || 1;
   if (current >= replicas) return current;
   if (!policy.scaleUp) {
@@ -86,13 +97,18 @@ export async function ensureStream(manager: JetStreamManager, definition: Stream
 }
 
 /** Creates the stream and resolves with its info (another service's, when that one was first). */
-async function create(manager: JetStreamManager, definition: StreamDefinition, replicas: number, log: StreamLog): Promise<StreamInfo> {
+async function create(manager: JetStreamManager, definition: StreamDefinition, replicas: number, log: StreamLog, placeUntil = 0): Promise<StreamInfo> {
   try {
     const created = await manager.streams.add({ ...definition, num_replicas: replicas });
     log.log(`created JetStream stream ${definition.name} with ${created.config.num_replicas} replica(s)`);
     return created;
   } catch (error) {
     if (replicas > 1 && cannotPlace(error)) {
+      if (Date.now() < placeUntil) {
+        // A forming cluster places them a moment later; a cluster of two never does.
+        await new Promise((resolve) => setTimeout(resolve, PLACEMENT_RETRY_MS));
+        return create(manager, definition, replicas, log, placeUntil);
+      }
       log.log(`JetStream stream ${definition.name}: ${replicas} replicas cannot be placed (${(error as Error).message}); creating it with 1`);
       return create(manager, definition, 1, log);
     }
