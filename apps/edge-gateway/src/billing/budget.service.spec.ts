@@ -84,3 +84,49 @@ describe('BudgetService spend windows (with an injected clock)', () => {
     expect(store.spend.get(`key_w:${Date.parse('2030-01-14T00:00:00Z')}`)).toBe(0.5 * NANO_PER_CREDIT);
   });
 });
+
+/**
+ * Redis as a failover shows it to the edge: the admission script ran (the reservation is held) but
+ * its answer was lost with the connection, and the first release after that finds Redis still away.
+ */
+class FailingOverStore implements BudgetStorePort {
+  readonly held = new Set<string>();
+  releaseAttempts = 0;
+
+  async admit(request: ReserveRequest): Promise<AdmitResult> {
+    this.held.add(request.requestId);
+    throw Object.assign(new Error('Reached the max retries per request limit (which is 2).'), { name: 'MaxRetriesPerRequestError' });
+  }
+
+  async release(_accountId: string, requestId: string): Promise<void> {
+    this.releaseAttempts++;
+    if (this.releaseAttempts === 1) throw new Error('Connection is closed.');
+    this.held.delete(requestId);
+  }
+
+  async primeBalance(): Promise<void> {
+    // never reached: the admission fails first
+  }
+
+  async primeKeySpend(): Promise<void> {
+    // never reached: the admission fails first
+  }
+
+  async primeWindows(): Promise<void> {
+    // never reached: the admission fails first
+  }
+}
+
+describe('BudgetService when the admission answer is lost', () => {
+  it('fails the request and releases the reservation the script may have held, once Redis answers again', async () => {
+    const store = new FailingOverStore();
+    const services = { request: async () => ({ credits: '50' }) } as unknown as ServiceClient;
+    const budget = new BudgetService(store, services, { RESERVATION_TTL_MS: 60_000 }, () => new Date('2030-01-11T10:00:00Z'));
+
+    await expect(budget.admit(weeklyKey, 'req_lost', 0.5, gate)).rejects.toThrow(/max retries/);
+    const deadline = Date.now() + 5_000;
+    while (store.held.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(store.held.size).toBe(0);
+    expect(store.releaseAttempts).toBe(2);
+  });
+});

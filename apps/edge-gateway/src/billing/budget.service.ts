@@ -28,6 +28,9 @@ import { EdgeEnv } from '../config/edge.env';
 export const BUDGET_CLOCK = Symbol('BUDGET_CLOCK');
 
 /** What the budget needs of the Redis store (BudgetStore). */
+const IN_DOUBT_FIRST_RETRY_MS = 200;
+const IN_DOUBT_MAX_RETRY_MS = 5_000;
+
 export type BudgetStorePort = Pick<BudgetStore, 'admit' | 'release' | 'primeBalance' | 'primeKeySpend' | 'primeWindows'>;
 
 /** How long a proxy key's budget windows stay loaded before they are read from the ledger again. */
@@ -112,10 +115,10 @@ export class BudgetService {
   async admit(principal: Principal, requestId: string, worstCaseCredits: number, gate: AdmitGate): Promise<AdmitResult & { costNano: number; at: number }> {
     const now = this.now();
     const request = this.reservation(principal, requestId, worstCaseCredits, now);
-    let result = await this.store.admit(request, gate);
+    let result = await this.admitOrReleaseInDoubt(principal, request, gate);
     if (!result.ok && (result.reason === 'cold-balance' || result.reason === 'cold-allocation')) {
       await this.prime(principal, now);
-      result = await this.store.admit(request, gate);
+      result = await this.admitOrReleaseInDoubt(principal, request, gate);
     }
     if (result.ok) {
       this.recovery?.track({
@@ -151,10 +154,10 @@ export class BudgetService {
         at: now.getTime(),
       },
     };
-    let result = await this.store.admit(request, gate);
+    let result = await this.admitOrReleaseInDoubt(principal, request, gate);
     if (!result.ok && result.reason === 'cold-allocation') {
       await this.primeWindows(principal, windows, now, 'tokens');
-      result = await this.store.admit(request, gate);
+      result = await this.admitOrReleaseInDoubt(principal, request, gate);
     }
     if (!result.ok && result.reason === 'cold-store') this.recovery?.lost();
     return { ...result, costNano: tokens, at: now.getTime() };
@@ -274,6 +277,35 @@ export class BudgetService {
     if (!request.reservation) return false;
     request.reservation.claim();
     return true;
+  }
+
+  /**
+   * The admission script, whose answer may be lost with the connection (a Redis failover, a
+   * network cut): the script may have run and held the reservation, which no one would release
+   * (the request is answered 503, sends no usage event, and was never tracked for BudgetRecovery).
+   * Then the reservation is released, idempotently by request id, as soon as Redis answers again.
+   */
+  private async admitOrReleaseInDoubt(principal: Principal, request: ReserveRequest, gate: AdmitGate): Promise<AdmitResult> {
+    try {
+      return await this.store.admit(request, gate);
+    } catch (error) {
+      this.releaseInDoubt(principal, request.requestId);
+      throw error;
+    }
+  }
+
+  /** Releases a reservation that may exist, trying again (200 ms doubling to 5 s) until Redis answers or the reservation's life is over. */
+  private releaseInDoubt(principal: Principal, requestId: string): void {
+    const giveUpAt = Date.now() + this.env.RESERVATION_TTL_MS;
+    let delayMs = IN_DOUBT_FIRST_RETRY_MS;
+    const attempt = () => {
+      this.release(principal, requestId).catch(() => {
+        if (Date.now() + delayMs > giveUpAt) return;
+        setTimeout(attempt, delayMs).unref();
+        delayMs = Math.min(delayMs * 2, IN_DOUBT_MAX_RETRY_MS);
+      });
+    };
+    attempt();
   }
 
   release(principal: Principal, requestId: string): Promise<void> {
