@@ -48,7 +48,6 @@ export interface SeriesFilter {
   timezone: string;
 }
 
-/** Read side of the ledger. */
 /**
  * Which rollups a series reads (usage.sql.ts): day buckets, and hour buckets in a zone a whole number
  * of hours from UTC, read hours; hour buckets in a zone such as Asia/Kolkata (every local hour cuts a
@@ -60,6 +59,7 @@ function seriesSource({ bucket, timezone, from, to }: Pick<SeriesFilter, 'bucket
   return wholeHours(from) && wholeHours(to) ? 'hours' : 'quarters';
 }
 
+/** Read side of the ledger. */
 @Injectable()
 export class UsageRepository {
   private timeZones?: Promise<Set<string>>;
