@@ -167,7 +167,7 @@ describe('JetStream on a 3-node NATS cluster', () => {
       await connection.ensureStream(definition);
       expect((await manager.streams.info('FORMING')).config.num_replicas).toBe(1);
     });
-    // Asked again in the background (a membership change, or the retries): no restart needed.
+    // Asked again in the background when the server rejoins (a membership change): no restart needed.
     await until('the stream has three copies', async () => ((await manager.streams.info('FORMING')).config.num_replicas === 3 ? true : undefined), 60_000);
   }, 150_000);
 

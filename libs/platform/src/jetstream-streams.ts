@@ -22,11 +22,11 @@ export interface StreamLog {
   warn(line: string): void;
 }
 
-/** How many copies to ask of each stream, and whether a stream with fewer may be scaled up where it is. */
 /** How long a new stream waits for a forming cluster to place its copies, and how often it asks. */
 const PLACEMENT_WAIT_MS = 30_000;
 const PLACEMENT_RETRY_MS = 500;
 
+/** How many copies to ask of each stream, and whether a stream with fewer may be scaled up where it is. */
 export interface ReplicaPolicy {
   replicas: number;
   scaleUp: boolean;

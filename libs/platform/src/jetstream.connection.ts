@@ -46,9 +46,6 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   /** The streams this process ensures, with the replica count each had when last ensured. */
   private readonly streams = new Map<string, { definition: StreamDefinition; replicas: number }>();
   private ensuring = Promise.resolve();
-  private scaleUpTimer?: NodeJS.Timeout;
-  private scaleUpDelayMs = SCALE_UP_FIRST_DELAY_MS;
-  private scaleUpAttempts = 0;
   private readonly disconnectListeners = new Set<() => void>();
   private readonly serverLostListeners = new Set<() => void>();
 
@@ -149,7 +146,6 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearTimeout(this.scaleUpTimer);
     await this.connection?.drain().catch(() => undefined);
   }
 
@@ -203,37 +199,8 @@ export class JetStreamConnection implements OnModuleInit, OnApplicationShutdown 
     const kept = this.streams.get(definition.name) ?? { definition, replicas: 0 };
     this.streams.set(definition.name, kept);
     kept.replicas = await ensureStream(manager, definition, this.policy, this.logger);
-    this.retryScaleUp();
-  }
-
-  /**
-   * A stream created with fewer copies than asked because the cluster could not place them yet (its
-   * servers were still forming their JetStream group: every server started at once) is asked again
-   * until it has them: no membership change may ever come to trigger it. Backs off from 1 s to 30 s,
-   * for about 5 minutes (a cluster of two servers can never place three: then membership changes and
-   * reconnects still ask again).
-   */
-  private retryScaleUp(): void {
-    const short = () => this.policy.scaleUp && [...this.streams.values()].some((kept) => kept.replicas < this.policy.replicas);
-    if (!short()) {
-      this.scaleUpDelayMs = SCALE_UP_FIRST_DELAY_MS;
-      this.scaleUpAttempts = 0;
-      return;
-    }
-    if (this.scaleUpTimer || this.scaleUpAttempts >= SCALE_UP_MAX_ATTEMPTS || !this.connection || this.connection.isClosed()) return;
-    this.scaleUpAttempts++;
-    this.scaleUpTimer = setTimeout(() => {
-      this.scaleUpTimer = undefined;
-      this.scaleUpDelayMs = Math.min(this.scaleUpDelayMs * 2, SCALE_UP_MAX_DELAY_MS);
-      this.ensureStreams((kept) => kept.replicas < this.policy.replicas);
-    }, this.scaleUpDelayMs);
-    this.scaleUpTimer.unref();
   }
 }
-
-const SCALE_UP_FIRST_DELAY_MS = 1_000;
-const SCALE_UP_MAX_DELAY_MS = 30_000;
-const SCALE_UP_MAX_ATTEMPTS = 14;
 
 /** What JetStream answers a publish with. */
 export interface PublishAck {

@@ -27,10 +27,11 @@ import { EdgeEnv } from '../config/edge.env';
 /** Now, for the spend windows (injectable in tests). */
 export const BUDGET_CLOCK = Symbol('BUDGET_CLOCK');
 
-/** What the budget needs of the Redis store (BudgetStore). */
+/** How soon, and at most how far apart, the release of a reservation in doubt is tried (`releaseInDoubt`). */
 const IN_DOUBT_FIRST_RETRY_MS = 200;
 const IN_DOUBT_MAX_RETRY_MS = 5_000;
 
+/** What the budget needs of the Redis store (BudgetStore). */
 export type BudgetStorePort = Pick<BudgetStore, 'admit' | 'release' | 'primeBalance' | 'primeKeySpend' | 'primeWindows'>;
 
 /** How long a proxy key's budget windows stay loaded before they are read from the ledger again. */
