@@ -17,7 +17,7 @@ import { isNatsPayloadTooLarge } from '../errors/to-http-error';
 export type RelayEnding =
   /** The router's end frame, or the caller's `finish()` after the last answer frame. */
   | { kind: 'answered' }
-  /** The router's error frame, no router subscribed, or a frame that is not JSON. */
+  /** The router's error frame, no router subscribed, or a frame that is neither JSON nor raw. */
   | { kind: 'router-error'; error: unknown }
   /** Silence, and the probe found the router's replica (or every router) gone: `ROUTER_GONE` or a `TimeoutError`. */
   | { kind: 'router-gone'; error: unknown }

@@ -34,9 +34,11 @@ export class TextGenerationService {
     const requestId = String(request.id);
     // A model not in the catalog costs nothing: the router answers 404 and nothing is charged.
     // The guard reserved the estimate (none for a model not in the catalog): the relay claims it.
+    // A stream's events come as raw frames: written to the client as the bytes the router sent.
     const payload: TextGenerationRequest = {
       ...textGenerationRequest(format, request),
       ...(request.costEstimate?.outputCap !== undefined ? { reservedOutputTokens: request.costEstimate.outputCap } : {}),
+      rawFrames: true,
     };
     return new Promise<void>((resolve) => {
       // What reached the client, as the router counted it: billed by this edge if the router dies.
@@ -63,8 +65,14 @@ export class TextGenerationService {
               reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
               this.observer.streamStarted(request);
             }
-            for (const text of frame.frames) reply.raw.write(text);
-            stream.eventsWritten += frame.frames.length;
+            if (frame.kind === 'sse-bytes') {
+              reply.raw.write(frame.body);
+              stream.eventsWritten += frame.events;
+            } else {
+              // A router of the previous release: the events as JSON strings.
+              for (const text of frame.frames) reply.raw.write(text);
+              stream.eventsWritten += frame.frames.length;
+            }
             stream.inputTokens = frame.inputTokens ?? stream.inputTokens;
             stream.outputTokens = frame.outputTokens ?? stream.outputTokens;
             // The stream's final events: the response ends now, so a client that closes on them (Codex

@@ -3,9 +3,11 @@
  * src/inference/text-generation.wire.ts): a payload that is not a valid request, sent straight on
  * NATS, is answered with an error frame naming the field, and the router keeps serving; under a
  * burst, each request's usage event (published by the router after its reply) reaches JetStream
- * and the ledger exactly once.
+ * and the ledger exactly once. A stream's events come as raw frames to an edge that asks for them
+ * (`rawFrames`), as JSON `sse` frames to one of the previous release that does not.
  */
 import { Subjects, type TextWireFrame } from '@gateway/contracts';
+import { decodeFrame } from '@gateway/platform';
 import { connect, createInbox, headers, JSONCodec, type NatsConnection } from 'nats';
 import { api, createAccount, ledgerEntry, TestAccount } from '../support/api';
 import { suiteInfo } from '../support/suite-info';
@@ -50,6 +52,55 @@ describe('inference.text on the wire', () => {
 
   afterAll(async () => {
     await nats?.close();
+  });
+
+  /** Every message answered, as it came, up to the terminal frame. */
+  async function messages(data: unknown): Promise<Uint8Array[]> {
+    const inbox = createInbox();
+    const subscription = nats.subscribe(inbox, { timeout: 10_000 });
+    nats.publish(Subjects.inferenceText, encode(data), { reply: inbox, headers: headers() });
+    const received: Uint8Array[] = [];
+    for await (const message of subscription) {
+      received.push(message.data);
+      const frame = decodeFrame(message.data) as { kind: string };
+      if (frame.kind === 'end' || frame.kind === 'error') break;
+    }
+    subscription.unsubscribe();
+    return received;
+  }
+
+  it('sends a stream’s events as raw frames when asked (the bytes the client gets, unescaped), and as JSON `sse` frames otherwise', async () => {
+    const streamed = (rawFrames?: boolean) => ({
+      ...valid(),
+      accountId: account.accountId,
+      body: { model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'Say "hi" in three languages' }] },
+      ...(rawFrames === undefined ? {} : { rawFrames }),
+    });
+    const raw = await messages(streamed(true));
+    const events = raw.map((data) => decodeFrame(data) as { kind: string; events?: number; body?: Uint8Array; router?: string; last?: boolean });
+    const answer = events.filter((frame) => frame.kind !== 'heartbeat' && frame.kind !== 'end');
+    expect(events[events.length - 1]).toEqual({ kind: 'end' });
+    expect(answer.length).toBeGreaterThan(2);
+    // Every answer message: the mark byte, a JSON head, a line feed, the events as they are.
+    for (const data of raw.slice(0, answer.length)) expect(data[0]).toBe(0x1e);
+    for (const frame of answer) expect(frame).toMatchObject({ kind: 'sse-bytes', events: expect.any(Number), body: expect.any(Uint8Array) });
+    expect(answer[0].router).toEqual(expect.any(String));
+    expect(answer.slice(1).every((frame) => frame.router === undefined)).toBe(true);
+    expect(answer[answer.length - 1].last).toBe(true);
+    const text = answer.map((frame) => Buffer.from(frame.body!).toString('utf8')).join('');
+    const dataLines = text.split('\n\n').filter((event) => event.startsWith('data: '));
+    // The events counted in the heads are the events sent; their JSON is the chat chunks, escapes intact.
+    expect(answer.reduce((sum, frame) => sum + frame.events!, 0)).toBe(dataLines.length);
+    expect(dataLines[dataLines.length - 1]).toBe('data: [DONE]');
+    const chunks = dataLines.slice(0, -1).map((line) => JSON.parse(line.slice('data: '.length)) as { object: string });
+    expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
+
+    // A request without the flag (an edge of the previous release): the same answer as `sse` frames.
+    const json = (await messages(streamed())).map((data) => decodeFrame(data) as { kind: string; frames?: string[] });
+    const jsonAnswer = json.filter((frame) => frame.kind !== 'heartbeat' && frame.kind !== 'end');
+    expect(jsonAnswer.every((frame) => frame.kind === 'sse' && Array.isArray(frame.frames))).toBe(true);
+    const jsonText = jsonAnswer.flatMap((frame) => frame.frames!).join('');
+    expect(jsonText.split('\n\n').filter((event) => event.startsWith('data: '))).toHaveLength(dataLines.length);
   });
 
   const encode = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));

@@ -1,4 +1,4 @@
-import { Handles } from '@gateway/platform';
+import { Handles, RawFrame } from '@gateway/platform';
 import { Controller } from '@nestjs/common';
 import { CancelInferenceEvent, ModelEntry, Rpc, TextFrame, TextGenerationRequest } from '@gateway/contracts';
 import { Payload } from '@nestjs/microservices';
@@ -22,16 +22,29 @@ export class TextGenerationController {
   /**
    * The hot path: the request as the transport validated it (its compiled schema; typed so that the
    * DTO pipe leaves it as parsed, no class-transformer), each frame sent as it is emitted. The first
-   * stream frame names this replica, for the edge's liveness probes (heartbeats do too).
+   * stream frame names this replica, for the edge's liveness probes (heartbeats do too). An edge that
+   * asked for `rawFrames` gets the stream's events as raw `sse-bytes` frames.
    */
   @Handles(Rpc.inferenceText)
-  generate(@Payload() request: Readonly<TextGenerationRequest>): Observable<TextFrame> {
+  generate(@Payload() request: Readonly<TextGenerationRequest>): Observable<TextFrame | RawFrame> {
     let named = false;
+    const raw = request.rawFrames === true;
     return this.generation.generate(request as TextGenerationRequest).pipe(
       map((frame) => {
-        if (named || frame.kind !== 'sse') return frame;
+        if (frame.kind !== 'sse') return frame;
+        const router = named ? undefined : this.liveness.id;
         named = true;
-        return { ...frame, router: this.liveness.id };
+        if (!raw) return router ? { ...frame, router } : frame;
+        // Undefined properties are left out of the head's JSON.
+        const head = {
+          kind: 'sse-bytes',
+          events: frame.frames.length,
+          inputTokens: frame.inputTokens,
+          outputTokens: frame.outputTokens,
+          last: frame.last,
+          router,
+        };
+        return new RawFrame(head, frame.frames.join(''));
       }),
     );
   }

@@ -76,6 +76,15 @@ export class TextGenerationRequest extends CallerContext {
   @IsInt()
   @Min(1)
   reservedOutputTokens?: number;
+
+  /**
+   * The edge takes a stream's events as raw frames (`sse-bytes`, see `TextFrame`) instead of `sse`
+   * frames' JSON. A router of the previous release drops the property and sends `sse` frames, which
+   * the edge still reads; an edge of the previous release never sets it.
+   */
+  @IsOptional()
+  @IsBoolean()
+  rawFrames?: boolean;
 }
 
 /**
@@ -91,11 +100,27 @@ export class TextGenerationRequest extends CallerContext {
  *
  * `last` marks the frame that completes the client's answer (the whole JSON reply, or the stream's
  * final events): the edge ends the HTTP response right after it, without waiting for `end`.
+ *
+ * When the request asked for `rawFrames`, the stream's events cross as `sse-bytes` frames instead:
+ * the same frame with the events' text sent as raw bytes after its JSON head (the platform's
+ * `RawFrame`: no JSON string to escape in the router or to parse in the edge), which the edge
+ * receives as `body` (the events' UTF-8 bytes, written to the client as they are) and `events`
+ * (how many).
  */
 export type TextFrame =
   | { kind: 'json'; status: number; body: unknown; /** Seconds, sent as `Retry-After` (a 429). */ retryAfter?: number; last?: boolean }
-  | { kind: 'sse'; frames: string[]; inputTokens?: number; outputTokens?: number; last?: boolean; /** On the first: the replica serving it. */ router?: string }
+  | ({ kind: 'sse'; frames: string[] } & SseFrameState)
+  | ({ kind: 'sse-bytes'; events: number; body: Uint8Array } & SseFrameState)
   | HeartbeatFrame;
+
+/** What every frame of a stream's events says besides them. */
+export interface SseFrameState {
+  inputTokens?: number;
+  outputTokens?: number;
+  last?: boolean;
+  /** On the first: the replica serving it. */
+  router?: string;
+}
 
 /** Proof of life from the router replica serving a request (text, media parts and decisions alike). */
 export interface HeartbeatFrame {

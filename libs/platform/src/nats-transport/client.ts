@@ -2,7 +2,7 @@ import { EventContract, ReplyOf, RequestContract, RequestOf, StreamContract, typ
 import { createInbox, type Msg, type NatsConnection } from 'nats';
 import { TimeoutError } from 'rxjs';
 import { traceHeaders } from '../observability/tracing';
-import { decodeJson, isErrorFrame } from './wire';
+import { decodeFrame, isErrorFrame } from './wire';
 import { ErrorCode } from '@gateway/errors';
 
 /** Something that holds a NATS connection (JetStreamConnection, NatsClientConnection). */
@@ -19,10 +19,10 @@ export interface ReplyExchange {
 /** Nobody is subscribed to the request's subject (the NATS server's "no responders"). */
 export const NO_RESPONDERS = { code: 'NO_RESPONDERS' } as const;
 
-/** A frame as it reaches a stream's handler: the contract's frames, the end, or an error (the sender's, no responders, or a frame that is not JSON). */
+/** A frame as it reaches a stream's handler: the contract's frames (a raw one as its head with its bytes, see `RawFrame`), the end, or an error (the sender's, no responders, or a frame that is neither JSON nor raw). */
 export type ReceivedFrame<Reply> = Exclude<StreamFrame<Reply>, { kind: 'error' }> | { kind: 'error'; error: unknown };
 
-const NOT_JSON = { kind: 'error', error: { code: ErrorCode.Internal, message: 'The service sent a frame that is not JSON' } } as const;
+const NOT_JSON = { kind: 'error', error: { code: ErrorCode.Internal, message: 'The service sent a frame that is neither JSON nor a raw frame' } } as const;
 
 /**
  * The client side of the gateway's NATS wire (see `wire.ts`), on plain nats.js: the contract from
@@ -114,7 +114,7 @@ export class NatsRpcClient {
   private frame<Reply>(message: Msg): ReceivedFrame<Reply> {
     if (isNoResponders(message)) return { kind: 'error', error: NO_RESPONDERS };
     try {
-      return decodeJson(message.data) as ReceivedFrame<Reply>;
+      return decodeFrame(message.data) as ReceivedFrame<Reply>;
     } catch {
       return NOT_JSON;
     }

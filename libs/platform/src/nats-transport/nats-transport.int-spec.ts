@@ -4,6 +4,7 @@ import { connect, type NatsConnection } from 'nats';
 import { Observable, TimeoutError } from 'rxjs';
 import { NatsRpcClient, NO_RESPONDERS, type ReceivedFrame } from './client';
 import { NatsTransportServer } from './server';
+import { RawFrame } from './wire';
 
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startTestNatsServer, type TestNatsServer } from '../../../../tools/jest/nats-test-server';
@@ -37,6 +38,8 @@ describe('NATS transport (server and client on a real NATS server)', () => {
         new Observable((subscriber) => {
           subscriber.next({ kind: 'json', status: 200, body: payload.body });
           subscriber.next({ kind: 'sse', frames: ['data: [DONE]'] });
+          // Text that JSON would escape, a line feed and bytes beyond ASCII, as they are.
+          subscriber.next(new RawFrame({ kind: 'sse-bytes', events: 2, last: true }, 'data: {"a":"é\\n€😀"}\n\ndata: [DONE]\n\n'));
           subscriber.complete();
         }),
     );
@@ -157,11 +160,16 @@ describe('NATS transport (server and client on a real NATS server)', () => {
       format: 'chat',
       body: { model: 'sim' },
     } as const;
-    await expect(collect(JSON.stringify(request))).resolves.toEqual([
+    const frames = await collect(JSON.stringify(request));
+    expect(frames).toEqual([
       { kind: 'json', status: 200, body: { model: 'sim' } },
       { kind: 'sse', frames: ['data: [DONE]'] },
+      { kind: 'sse-bytes', events: 2, last: true, body: expect.any(Uint8Array) },
       { kind: 'end' },
     ]);
+    // A raw frame's body arrives as the bytes sent: nothing escaped, nothing parsed.
+    const body = (frames[2] as { body: Uint8Array }).body;
+    expect(Buffer.from(body).toString('utf8')).toBe('data: {"a":"é\\n€😀"}\n\ndata: [DONE]\n\n');
     await expect(collect(JSON.stringify({ ...request, format: 'fax' }))).resolves.toEqual([
       { kind: 'error', error: expect.objectContaining({ code: ErrorCode.InvalidRequest, param: 'format' }) },
     ]);

@@ -5,7 +5,7 @@ import { connect, type ConnectionOptions, type Msg, type NatsConnection, type Su
 import { isObservable, type Observable } from 'rxjs';
 import { natsLivenessCheck } from '../connection-resilience';
 import { coalesceNatsWrites } from '../nats-write-coalescing';
-import { decodeJson, END_FRAME_JSON, errorFrame, invalidPayload } from './wire';
+import { decodeJson, encodeFrame, END_FRAME_JSON, errorFrame, invalidPayload } from './wire';
 import { payloadValidator } from './validators';
 import { ErrorCode } from '@gateway/errors';
 
@@ -151,7 +151,7 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
       }
       if (stream) {
         replies.subscribe({
-          next: (frame) => send(JSON.stringify(frame)),
+          next: (frame) => send(encodeFrame(frame)),
           error: (failure: unknown) => send(JSON.stringify(errorFrame(failure))),
           complete: () => send(END_FRAME_JSON),
         });

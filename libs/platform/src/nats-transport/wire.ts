@@ -21,6 +21,44 @@ export function decodeJson(data: Uint8Array): unknown {
   return data.length === 0 ? undefined : JSON.parse(textDecoder.decode(data));
 }
 
+/** The first byte of a raw frame (ASCII record separator): no JSON text starts with it. */
+const RAW_FRAME_MARK = 0x1e;
+const LINE_FEED = 0x0a;
+
+/**
+ * A stream frame whose bulk crosses the wire as it is rather than as a JSON string: one message of
+ * the mark byte (0x1E), the JSON of `head`, a line feed (JSON text holds none: it escapes them),
+ * then `body`'s UTF-8 bytes. The receiver gets `head`'s properties with `body` as those bytes
+ * (`decodeFrame`), unparsed and uncopied: an edge writes a stream's events to its client without
+ * JSON-decoding them, and the sender skips escaping them into a JSON string. Only a caller that
+ * asked for raw frames is sent them (the text contract's `rawFrames`), so an edge of the previous
+ * release keeps getting JSON.
+ */
+export class RawFrame {
+  constructor(
+    readonly head: { kind: string } & Record<string, unknown>,
+    readonly body: string,
+  ) {}
+}
+
+/** A stream frame's message data: a RawFrame as such, anything else as its JSON. */
+export function encodeFrame(frame: unknown): string {
+  return frame instanceof RawFrame ? `\u001e${JSON.stringify(frame.head)}\n${frame.body}` : JSON.stringify(frame);
+}
+
+/**
+ * A message's frame: a raw frame's head with `body` its bytes (a view of the message's data), or the
+ * JSON it carries (`decodeJson`). Throws on a message that is neither.
+ */
+export function decodeFrame(data: Uint8Array): unknown {
+  if (data[0] !== RAW_FRAME_MARK) return decodeJson(data);
+  const end = data.indexOf(LINE_FEED, 1);
+  if (end < 0) throw new SyntaxError('A raw frame without the end of its head');
+  const head: unknown = JSON.parse(textDecoder.decode(data.subarray(1, end)));
+  if (typeof head !== 'object' || head === null || Array.isArray(head)) throw new SyntaxError('A raw frame whose head is not an object');
+  return { ...head, body: data.subarray(end + 1) };
+}
+
 export function isErrorFrame(value: unknown): value is ErrorFrame {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'error';
 }
