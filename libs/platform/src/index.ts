@@ -16,3 +16,4 @@ export * from './usage-dead-letters';
 export * from './nats-transport';
 export * from './audio-duration';
 export * from './nats-write-coalescing';
+export * from './redis-write-coalescing';

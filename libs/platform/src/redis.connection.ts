@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { REDIS_RECONNECT_OPTIONS, registerLivenessCheck } from './connection-resilience';
 import { createRedisClient, isCluster, REDIS_TOPOLOGY, RedisClient, type RedisTopology } from './redis-topology';
+import { coalesceRedisWrites } from './redis-write-coalescing';
 
 /**
  * A Redis connection (standalone, Sentinel or Cluster: see RedisTopology) with a readiness probe
@@ -12,7 +13,8 @@ export class RedisConnection implements OnApplicationShutdown {
   private readonly failoverListeners: (() => void)[] = [];
 
   constructor(@Inject(REDIS_TOPOLOGY) readonly topology: RedisTopology) {
-    this.client = createRedisClient(topology, { lazyConnect: false, ...REDIS_RECONNECT_OPTIONS });
+    // Commands sent in one turn of the event loop (the admissions of requests that arrived together) leave in one write.
+    this.client = coalesceRedisWrites(createRedisClient(topology, { lazyConnect: false, ...REDIS_RECONNECT_OPTIONS }));
     this.client.on('error', () => undefined);
     // 'end' is ioredis giving up for good (never, with its retry strategy) or our own quit on shutdown.
     registerLivenessCheck('redis', () => this.client.status !== 'end');

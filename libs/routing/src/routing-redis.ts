@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { createRedisClient, REDIS_RECONNECT_OPTIONS, RedisClient, redisDatabaseOf, type RedisTopology } from '@gateway/platform';
+import { coalesceRedisWrites, createRedisClient, REDIS_RECONNECT_OPTIONS, RedisClient, redisDatabaseOf, type RedisTopology } from '@gateway/platform';
 
 /** The RedisTopology of route breakers and quotas (absent: per-process state). */
 export const ROUTING_REDIS = Symbol('ROUTING_REDIS');
@@ -38,7 +38,7 @@ export class RoutingRedis implements OnApplicationShutdown {
     if (!topology) return;
     this.stateChannel = routeStateChannel(redisDatabaseOf(topology));
     const options = { ...REDIS_RECONNECT_OPTIONS, maxRetriesPerRequest: 1, enableOfflineQueue: false };
-    this.client = createRedisClient(topology, options);
+    this.client = coalesceRedisWrites(createRedisClient(topology, options));
     this.subscriber = createRedisClient(topology, { ...options, enableOfflineQueue: true });
     for (const connection of [this.client, this.subscriber]) connection.on('error', () => undefined);
     this.client.on('close', () => {
