@@ -171,18 +171,23 @@ export class TextGenerationService {
     Object.assign(outcome, { provider: served.adapter, upstreamRoute: served.label });
     const encoder = format.createStreamEncoder(this.shownTo(served, context));
     let saved = false;
-    const send = async (frames: string[], last?: true) => {
-      // The terminal frame waits for the write, so the client's next request finds the response.
-      const final = save && !saved ? encoder.finalResponse?.() : undefined;
-      if (final && save) {
-        saved = true;
-        await save(final);
-      }
+    const emit = (frames: string[], last?: true) => {
       // Each frame says what the client has been sent, for the edge to bill should this process die.
       const inputTokens = startUsage?.inputTokens ?? countedPrompt();
       if (frames.length > 0 && !out.closed) {
         out.next({ kind: 'sse', frames, inputTokens, outputTokens: usage?.outputTokens ?? streamedTokens, ...(last ? { last } : {}) });
       }
+    };
+    /** Sends the frames; a promise only when they wait for the stored response's write (no promise per chunk). */
+    const send = (frames: string[], last?: true): Promise<void> | undefined => {
+      // The terminal frame waits for the write, so the client's next request finds the response.
+      const final = save && !saved ? encoder.finalResponse?.() : undefined;
+      if (final && save) {
+        saved = true;
+        return save(final).then(() => emit(frames, last));
+      }
+      emit(frames, last);
+      return undefined;
     };
     /** What the upstream reported or generated: billed even when the client has gone. */
     const record = (event: CanonicalStreamEvent) => {
@@ -211,7 +216,8 @@ export class TextGenerationService {
       while (!next.done) {
         record(next.value);
         if (signal.aborted) break;
-        await write(next.value);
+        const written = write(next.value);
+        if (written) await written;
         next = await events.iterator.next();
       }
       if (signal.aborted) {
