@@ -138,6 +138,11 @@ const pacedBody = (model, chunks) =>
   JSON.stringify({ model, messages: [{ role: 'user', content: 'Write a long answer, slowly.' }], max_tokens: chunks + 16, stream: true });
 
 /** The text of a Chat Completions SSE body: every `choices[].delta.content`, concatenated. */
+/** ", at most K open at once" for a held level whose streams were not all open together. */
+function openTogether({ stallFreeN, peakOpen }) {
+  return peakOpen !== undefined && stallFreeN > 0 ? ` (at most ${peakOpen} open at once)` : '';
+}
+
 function streamedContent(text) {
   let content = '';
   for (const line of text.split('\n')) {
@@ -644,10 +649,10 @@ async function main() {
         measured.map((target) => {
           const own = rows.filter((row) => row.target === target.name);
           const passed = own.filter((row) => row.passed).map((row) => row.streams);
-          return [
-            target.name,
-            { stallFreeN: passed.length ? Math.max(...passed) : 0, heldEveryLevel: own.length === levels.length && own.every((row) => row.passed) },
-          ];
+          const stallFreeN = passed.length ? Math.max(...passed) : 0;
+          // How many of the held level's streams were open together (a target that starts streams only as others end has fewer).
+          const peakOpen = own.find((row) => row.passed && row.streams === stallFreeN)?.peakOpen;
+          return [target.name, { stallFreeN, peakOpen, heldEveryLevel: own.length === levels.length && own.every((row) => row.passed) }];
         }),
       );
       return { rows, sustained };
@@ -783,7 +788,7 @@ async function main() {
       console.log(streamsTable(streamRows));
       console.log('');
       for (const [name, value] of Object.entries(stallFree))
-        console.log(`  ${name}: largest N without stalls or failures ${value.stallFreeN}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
+        console.log(`  ${name}: largest N without stalls or failures ${value.stallFreeN}${openTogether(value)}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
     }
     if (busbarRows.length) {
       console.log('');
@@ -795,7 +800,7 @@ async function main() {
       console.log(streamsTable(busbarRows));
       console.log('');
       for (const [name, value] of Object.entries(busbarSustained))
-        console.log(`  ${name}: streams sustained ${value.stallFreeN}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
+        console.log(`  ${name}: streams sustained ${value.stallFreeN}${openTogether(value)}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
     }
     if (busbarC1Rows.length) {
       console.log('');

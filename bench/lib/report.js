@@ -163,6 +163,7 @@ function streamsTable(rows) {
       'ok',
       'failed',
       'stalled',
+      'open at once',
       'largest gap p50/p99/max ms',
       'TTFB p99 ms',
       'client lag max ms',
@@ -185,6 +186,7 @@ function streamsTable(rows) {
         String(row.ok),
         `${row.failed}${failures ? ` (${failures})` : ''}`,
         String(row.stalled),
+        row.peakOpen === undefined ? '-' : String(row.peakOpen),
         `${fmt(row.maxGapMs.p50, 0)}/${fmt(row.maxGapMs.p99, 0)}/${fmt(row.maxGapMs.max, 0)}`,
         fmt(row.firstByteMs.p99, 1),
         fmt(row.clientEventLoopDelayMs.max, 0),
@@ -201,6 +203,9 @@ function streamsTable(rows) {
  * The issue's goals (#13), each judged on this run's figures: `met`, `NOT MET`, or `not run` when
  * the rows it needs were not measured (knobs), with the figures behind the verdict.
  */
+/** " (K open at once)" for a held level, when known. */
+const openAtOnce = ({ stallFreeN, peakOpen }) => (peakOpen !== undefined && stallFreeN > 0 ? ` (${peakOpen} open at once)` : '');
+
 function goalLines({ loadRows, bigRows, stallFree, busbarSustained = {}, busbarC1Rows = [], settings }) {
   const goals = [];
   const ourRow = (rows, connections) => rows.find((row) => row.target === 'our gateway' && row.connections === connections);
@@ -236,7 +241,7 @@ function goalLines({ loadRows, bigRows, stallFree, busbarSustained = {}, busbarC
   if (!settings.streams.length || !ours || !theirs)
     goals.push({ goal: goalStreams, status: 'not run', detail: 'needs BENCH_STREAMS and both gateways measured' });
   else {
-    let detail = `ours ${ours.stallFreeN}, Portkey ${theirs.stallFreeN}`;
+    let detail = `ours ${ours.stallFreeN}${openAtOnce(ours)}, Portkey ${theirs.stallFreeN}${openAtOnce(theirs)}`;
     if (theirs.heldEveryLevel)
       detail += ` (Portkey held every level tried, up to ${theirs.stallFreeN}: the bench cannot show 4× its limit; add larger levels to BENCH_STREAMS)`;
     const direct = stallFree['mock direct'];
@@ -253,7 +258,7 @@ function goalLines({ loadRows, bigRows, stallFree, busbarSustained = {}, busbarC
   if (!settings.busbarStreams?.length || !busbarOurs || !busbarTheirs)
     goals.push({ goal: goalBusbar, status: 'not run', detail: 'needs BENCH_BUSBAR_STREAMS and both gateways measured' });
   else {
-    let detail = `ours ${busbarOurs.stallFreeN}, Portkey ${busbarTheirs.stallFreeN}`;
+    let detail = `ours ${busbarOurs.stallFreeN}${openAtOnce(busbarOurs)}, Portkey ${busbarTheirs.stallFreeN}${openAtOnce(busbarTheirs)}`;
     if (busbarTheirs.heldEveryLevel) detail += ` (Portkey held every level tried, up to ${busbarTheirs.stallFreeN}: add larger levels to BENCH_BUSBAR_STREAMS)`;
     goals.push({ goal: goalBusbar, status: verdict(busbarOurs.stallFreeN > 0 && busbarOurs.stallFreeN >= 4 * busbarTheirs.stallFreeN), detail });
   }
