@@ -66,7 +66,9 @@ export class TextGenerationService {
               this.observer.streamStarted(request);
             }
             if (frame.kind === 'sse-bytes') {
-              reply.raw.write(frame.body);
+              // A view of what one NATS socket read brought (many streams' frames): a client that is
+              // behind gets a copy to queue, so its backlog holds its own bytes, not whole reads.
+              reply.raw.write(reply.raw.writableLength > 0 ? Buffer.from(frame.body) : frame.body);
               stream.eventsWritten += frame.events;
             } else {
               // A router of the previous release: the events as JSON strings.

@@ -121,6 +121,8 @@ function writeTestCatalog(dir: string, fakes: FakeUpstreams): string {
     model('sim-slow', [{ adapter: 'simulator', upstream_model: 'sim-slow', options: { token_delay_ms: 40 } }]),
     // 150 words at 40 ms: several seconds for a whole answer.
     model('sim-long', [{ adapter: 'simulator', upstream_model: 'sim-long', options: { token_delay_ms: 40, reply_words: 150 } }]),
+    // Echoes a long prompt word by word, as fast as it goes: a stream of megabytes (slow-client.spec.ts).
+    model('fake-openai-huge', [openaiRoute('echo')], { tokens: 200_000, max_output_tokens: 100_000 }),
     // Budget windows (budget-windows.spec.ts): the simulator priced so that a few short answers spend a credit.
     model('sim-pricey', [{ adapter: 'simulator', upstream_model: 'sim-chat' }], { pricing: { input: 1000, output: 10000 } }),
     ...mediaTestModels(openaiRoute),
