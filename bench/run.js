@@ -788,7 +788,9 @@ async function main() {
       console.log(streamsTable(streamRows));
       console.log('');
       for (const [name, value] of Object.entries(stallFree))
-        console.log(`  ${name}: largest N without stalls or failures ${value.stallFreeN}${openTogether(value)}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
+        console.log(
+          `  ${name}: largest N without stalls or failures ${value.stallFreeN}${openTogether(value)}${value.heldEveryLevel ? ' (held every level tried)' : ''}`,
+        );
     }
     if (busbarRows.length) {
       console.log('');
