@@ -11,7 +11,10 @@ import type { TextFrame } from './text-generation.messages';
  * - answer: NATS messages on that reply subject, each the JSON of one `TextWireFrame`, in order:
  *   any number of `heartbeat`, `json` and `sse` frames (see `TextFrame`), then exactly one terminal
  *   frame: `end` (the router is done; nothing more comes) or `error` (the request failed before an
- *   answer frame could carry it, e.g. a payload that is not a valid `TextGenerationRequest`).
+ *   answer frame could carry it, e.g. a payload that is not a valid `TextGenerationRequest`). A
+ *   request with `rawFrames` gets its stream's events as raw `sse-bytes` frames instead of `sse`
+ *   ones: byte 0x1E, the frame's JSON without the events, a line feed, the events' bytes (the
+ *   platform's `RawFrame`); every other frame stays JSON.
  * - a NATS "no responders" status message (503, empty data) on the reply subject means no router is
  *   subscribed.
  *
