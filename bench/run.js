@@ -138,9 +138,12 @@ const pacedBody = (model, chunks) =>
   JSON.stringify({ model, messages: [{ role: 'user', content: 'Write a long answer, slowly.' }], max_tokens: chunks + 16, stream: true });
 
 /** The text of a Chat Completions SSE body: every `choices[].delta.content`, concatenated. */
-/** ", at most K open at once" for a held level whose streams were not all open together. */
-function openTogether({ stallFreeN, peakOpen }) {
-  return peakOpen !== undefined && stallFreeN > 0 ? ` (at most ${peakOpen} open at once)` : '';
+/** What a held level's line adds: how many of its streams were open at once, and whether every level tried was held. */
+function levelNotes({ stallFreeN, peakOpen, heldEveryLevel }) {
+  const notes = [];
+  if (peakOpen !== undefined && stallFreeN > 0) notes.push(`at most ${peakOpen} open at once`);
+  if (heldEveryLevel) notes.push('held every level tried');
+  return notes.length ? ` (${notes.join('; ')})` : '';
 }
 
 function streamedContent(text) {
@@ -788,9 +791,7 @@ async function main() {
       console.log(streamsTable(streamRows));
       console.log('');
       for (const [name, value] of Object.entries(stallFree))
-        console.log(
-          `  ${name}: largest N without stalls or failures ${value.stallFreeN}${openTogether(value)}${value.heldEveryLevel ? ' (held every level tried)' : ''}`,
-        );
+        console.log(`  ${name}: largest N without stalls or failures ${value.stallFreeN}${levelNotes(value)}`);
     }
     if (busbarRows.length) {
       console.log('');
@@ -801,8 +802,7 @@ async function main() {
       console.log('');
       console.log(streamsTable(busbarRows));
       console.log('');
-      for (const [name, value] of Object.entries(busbarSustained))
-        console.log(`  ${name}: streams sustained ${value.stallFreeN}${openTogether(value)}${value.heldEveryLevel ? ' (held every level tried)' : ''}`);
+      for (const [name, value] of Object.entries(busbarSustained)) console.log(`  ${name}: streams sustained ${value.stallFreeN}${levelNotes(value)}`);
     }
     if (busbarC1Rows.length) {
       console.log('');
