@@ -8,27 +8,34 @@
  */
 import { Subjects, type TextWireFrame } from '@gateway/contracts';
 import { decodeFrame } from '@gateway/platform';
-import { connect, createInbox, headers, JSONCodec, type NatsConnection } from 'nats';
+import { connect, createInbox, headers, type NatsConnection } from 'nats';
 import { api, createAccount, ledgerEntry, TestAccount } from '../support/api';
 import { suiteInfo } from '../support/suite-info';
 import { UsageWatcher } from '../support/usage-events';
 
-const frames = JSONCodec<TextWireFrame>();
+/** One answered message: its bytes as they came, and the frame they carry (`decodeFrame`: JSON or raw). */
+interface Answered {
+  data: Uint8Array;
+  frame: TextWireFrame;
+}
 
-/** Sends `data` on inference.text and collects the frames answered, up to the terminal one. */
-async function exchange(nats: NatsConnection, data: Uint8Array): Promise<TextWireFrame[]> {
+/** Sends `data` on inference.text and collects the messages answered, up to the terminal frame. */
+async function answered(nats: NatsConnection, data: Uint8Array): Promise<Answered[]> {
   const inbox = createInbox();
   const subscription = nats.subscribe(inbox, { timeout: 10_000 });
   nats.publish(Subjects.inferenceText, data, { reply: inbox, headers: headers() });
-  const received: TextWireFrame[] = [];
+  const received: Answered[] = [];
   for await (const message of subscription) {
-    const frame = frames.decode(message.data);
-    received.push(frame);
+    const frame = decodeFrame(message.data) as TextWireFrame;
+    received.push({ data: message.data, frame });
     if (frame.kind === 'end' || frame.kind === 'error') break;
   }
   subscription.unsubscribe();
   return received;
 }
+
+/** The frames answered, up to the terminal one. */
+const exchange = async (nats: NatsConnection, data: Uint8Array): Promise<TextWireFrame[]> => (await answered(nats, data)).map(({ frame }) => frame);
 
 const valid = () => ({
   accountId: 'acct_wire',
@@ -54,20 +61,7 @@ describe('inference.text on the wire', () => {
     await nats?.close();
   });
 
-  /** Every message answered, as it came, up to the terminal frame. */
-  async function messages(data: unknown): Promise<Uint8Array[]> {
-    const inbox = createInbox();
-    const subscription = nats.subscribe(inbox, { timeout: 10_000 });
-    nats.publish(Subjects.inferenceText, encode(data), { reply: inbox, headers: headers() });
-    const received: Uint8Array[] = [];
-    for await (const message of subscription) {
-      received.push(message.data);
-      const frame = decodeFrame(message.data) as { kind: string };
-      if (frame.kind === 'end' || frame.kind === 'error') break;
-    }
-    subscription.unsubscribe();
-    return received;
-  }
+  const encode = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
 
   it('sends a stream’s events as raw frames when asked (the bytes the client gets, unescaped), and as JSON `sse` frames otherwise', async () => {
     const streamed = (rawFrames?: boolean) => ({
@@ -76,13 +70,13 @@ describe('inference.text on the wire', () => {
       body: { model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'Say "hi" in three languages' }] },
       ...(rawFrames === undefined ? {} : { rawFrames }),
     });
-    const raw = await messages(streamed(true));
-    const events = raw.map((data) => decodeFrame(data) as { kind: string; events?: number; body?: Uint8Array; router?: string; last?: boolean });
-    const answer = events.filter((frame) => frame.kind !== 'heartbeat' && frame.kind !== 'end');
-    expect(events[events.length - 1]).toEqual({ kind: 'end' });
+    const raw = await answered(nats, encode(streamed(true)));
+    const isAnswer = ({ frame }: Answered) => frame.kind !== 'heartbeat' && frame.kind !== 'end';
+    const answer = raw.filter(isAnswer).map(({ frame }) => frame as { kind: string; events?: number; body?: Uint8Array; router?: string; last?: boolean });
+    expect(raw[raw.length - 1].frame).toEqual({ kind: 'end' });
     expect(answer.length).toBeGreaterThan(2);
     // Every answer message: the mark byte, a JSON head, a line feed, the events as they are.
-    for (const data of raw.slice(0, answer.length)) expect(data[0]).toBe(0x1e);
+    for (const { data } of raw.filter(isAnswer)) expect(data[0]).toBe(0x1e);
     for (const frame of answer) expect(frame).toMatchObject({ kind: 'sse-bytes', events: expect.any(Number), body: expect.any(Uint8Array) });
     expect(answer[0].router).toEqual(expect.any(String));
     expect(answer.slice(1).every((frame) => frame.router === undefined)).toBe(true);
@@ -96,14 +90,12 @@ describe('inference.text on the wire', () => {
     expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
 
     // A request without the flag (an edge of the previous release): the same answer as `sse` frames.
-    const json = (await messages(streamed())).map((data) => decodeFrame(data) as { kind: string; frames?: string[] });
+    const json = (await exchange(nats, encode(streamed()))) as { kind: string; frames?: string[] }[];
     const jsonAnswer = json.filter((frame) => frame.kind !== 'heartbeat' && frame.kind !== 'end');
     expect(jsonAnswer.every((frame) => frame.kind === 'sse' && Array.isArray(frame.frames))).toBe(true);
     const jsonText = jsonAnswer.flatMap((frame) => frame.frames!).join('');
     expect(jsonText.split('\n\n').filter((event) => event.startsWith('data: '))).toHaveLength(dataLines.length);
   });
-
-  const encode = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
 
   it.each([
     ['a missing field', { ...valid(), keyId: undefined }, 'keyId', /keyId is required/],
