@@ -35,6 +35,7 @@ import { EdgeMetricsController } from './health/metrics.controller';
 import { MasterKeyController } from './master-key/master-key.controller';
 import { ServiceClient } from './nats/service-client';
 import { RouterRelay } from './nats/router-relay';
+import { ClientBacklog } from './nats/client-backlog';
 import { UsageVoids } from './billing/usage-voids';
 import { UsageRefusals } from './billing/usage-refusals';
 import { RouterProbes } from './nats/router-liveness';
@@ -153,6 +154,7 @@ export class EdgeModule {
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         ServiceClient,
         RouterRelay,
+        ClientBacklog,
         UsageVoids,
         UsageRefusals,
         RouterProbes,

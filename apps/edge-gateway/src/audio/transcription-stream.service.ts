@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { MeteredRequest } from '../admission/admission.guard';
 import { callerContext } from '../auth/caller-context';
 import { RouterRelay } from '../nats/router-relay';
+import { ClientBacklog } from '../nats/client-backlog';
 import { SSE_HEADERS, sseErrorEvent, StreamedAnswer } from '../nats/streamed-answer';
 import { RequestObserver } from '../observability/request-observer';
 import { MeteredRelay } from '../policy/metering.decorators';
@@ -23,12 +24,13 @@ export class TranscriptionStreamService {
   constructor(
     private readonly routerRelay: RouterRelay,
     private readonly observer: RequestObserver,
+    private readonly backlog: ClientBacklog,
   ) {}
 
   relay(request: MeteredRequest, body: TranscriptionBody, reply: FastifyReply): Promise<void> {
     const requestId = String(request.id);
     const payload = { ...callerContext(request), body, heartbeats: true } satisfies TranscriptionRequest;
-    const answer = new StreamedAnswer(request, reply, this.observer, this.logger, 'transcription', (problem) =>
+    const answer = new StreamedAnswer(request, reply, this.observer, this.backlog, this.logger, 'transcription', (problem) =>
       reply.raw.end(sseErrorEvent(problem, requestId)),
     );
     return new Promise<void>((resolve) => {

@@ -58,6 +58,15 @@ export class EdgeEnv extends WithObjectStoreEnv(WithRedisTopology(BaseEnv)) {
   @Min(500)
   INFERENCE_SILENCE_TIMEOUT_MS: number = 6_000;
 
+  /**
+   * Most bytes of a started answer (stream events, audio) that may wait at the edge for a client
+   * that does not read them: past it the client is cut off (as if it had disconnected: the upstream
+   * call stops, billed for what it used). Bounds memory per open stream.
+   */
+  @IsInt()
+  @Min(65_536)
+  STREAM_CLIENT_BACKLOG_BYTES: number = 16 * 1024 * 1024;
+
   /** The built web console (`npm run build`), served under /console; relative to the working directory. */
   @IsString()
   CONSOLE_DIR = 'dist/apps/console';

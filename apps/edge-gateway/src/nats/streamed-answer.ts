@@ -6,6 +6,7 @@ import type { MeteredRequest } from '../admission/admission.guard';
 import { errorBody, type HttpError } from '../errors/error-formats';
 import { toHttpError } from '../errors/to-http-error';
 import type { RequestObserver } from '../observability/request-observer';
+import type { ClientBacklog } from './client-backlog';
 import { errorFormatOf } from '../policy/error-format.decorator';
 import type { RelayEnding, RelayState } from './router-relay';
 
@@ -33,6 +34,7 @@ export class StreamedAnswer {
     private readonly request: MeteredRequest,
     private readonly reply: FastifyReply,
     private readonly observer: RequestObserver,
+    private readonly backlog: ClientBacklog,
     private readonly logger: Logger,
     /** What the route does, for messages and logs (`speech`, `transcription stream`). */
     private readonly what: string,
@@ -54,8 +56,9 @@ export class StreamedAnswer {
     this.observer.streamStarted(this.request);
   }
 
+  /** A piece of the answer; a client too far behind is cut off instead (see `ClientBacklog`). */
   write(chunk: string | Buffer): void {
-    this.reply.raw.write(chunk);
+    this.backlog.write(this.request, this.reply.raw, chunk);
   }
 
   fail(problem: HttpError): void {

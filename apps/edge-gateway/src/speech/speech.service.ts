@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { MeteredRequest } from '../admission/admission.guard';
 import { callerContext } from '../auth/caller-context';
 import { RouterRelay } from '../nats/router-relay';
+import { ClientBacklog } from '../nats/client-backlog';
 import { SSE_HEADERS, sseErrorEvent, StreamedAnswer } from '../nats/streamed-answer';
 import { RequestObserver } from '../observability/request-observer';
 import { MeteredRelay } from '../policy/metering.decorators';
@@ -24,6 +25,7 @@ export class SpeechService {
   constructor(
     private readonly routerRelay: RouterRelay,
     private readonly observer: RequestObserver,
+    private readonly backlog: ClientBacklog,
   ) {}
 
   relay(request: MeteredRequest, body: SpeechBody, reply: FastifyReply): Promise<void> {
@@ -31,7 +33,7 @@ export class SpeechService {
     const sse = (body.stream_format ?? SpeechDefaults.stream_format) === 'sse';
     const payload = { ...callerContext(request), body, heartbeats: true } satisfies SpeechRequest;
     // The audio's headers are gone: a cut-off body is how an audio answer says it failed.
-    const answer = new StreamedAnswer(request, reply, this.observer, this.logger, 'speech', (problem) =>
+    const answer = new StreamedAnswer(request, reply, this.observer, this.backlog, this.logger, 'speech', (problem) =>
       sse ? reply.raw.end(sseErrorEvent(problem, requestId)) : reply.raw.destroy(),
     );
     const start = (contentType: string) =>

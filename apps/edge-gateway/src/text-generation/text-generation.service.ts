@@ -13,6 +13,7 @@ import { errorFormatOf } from '../policy/error-format.decorator';
 import { MeteredRelay } from '../policy/metering.decorators';
 import { textGenerationRequest } from './text-generation-request';
 import { SSE_HEADERS } from '../nats/streamed-answer';
+import { ClientBacklog } from '../nats/client-backlog';
 
 /**
  * Relays one text-generation request to the router and its answer to the client: a JSON reply, or a
@@ -28,6 +29,7 @@ export class TextGenerationService {
     private readonly routerRelay: RouterRelay,
     private readonly observer: RequestObserver,
     private readonly jetstream: JetStreamConnection,
+    private readonly backlog: ClientBacklog,
   ) {}
 
   async relay(format: TextFormat, request: MeteredRequest, reply: FastifyReply): Promise<void> {
@@ -65,14 +67,13 @@ export class TextGenerationService {
               reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
               this.observer.streamStarted(request);
             }
+            // A client too far behind is cut off here (its leaving ends the relay).
             if (frame.kind === 'sse-bytes') {
-              // A view of what one NATS socket read brought (many streams' frames): a client that is
-              // behind gets a copy to queue, so its backlog holds its own bytes, not whole reads.
-              reply.raw.write(reply.raw.writableLength > 0 ? Buffer.from(frame.body) : frame.body);
+              if (!this.backlog.write(request, reply.raw, frame.body)) return;
               stream.eventsWritten += frame.events;
             } else {
               // A router of the previous release: the events as JSON strings.
-              for (const text of frame.frames) reply.raw.write(text);
+              for (const text of frame.frames) if (!this.backlog.write(request, reply.raw, text)) return;
               stream.eventsWritten += frame.frames.length;
             }
             stream.inputTokens = frame.inputTokens ?? stream.inputTokens;

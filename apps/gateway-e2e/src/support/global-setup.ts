@@ -255,8 +255,9 @@ export default async function globalSetup(): Promise<void> {
     const edgeA = await suite.start('edge-gateway', { id: 'edge-a', port: ports.edgeA });
     edges['edge-a'] = { pid: edgeA.pid, port: ports.edgeA, env: {} };
     // The second replica trusts X-Forwarded-For from loopback, as behind a local load balancer, and
-    // gives slow clients short bounds, so the slow-body tests wait seconds, not the default 30 s.
-    const edgeBEnv = { TRUSTED_PROXIES: '127.0.0.1,::1', BODY_TIMEOUT_MS: '2000', HEADERS_TIMEOUT_MS: '1500' };
+    // gives slow clients short bounds, so the slow-body tests wait seconds, not the default 30 s,
+    // and a streaming client that stops reading is cut off after 1 MiB (slow-client.spec.ts).
+    const edgeBEnv = { TRUSTED_PROXIES: '127.0.0.1,::1', BODY_TIMEOUT_MS: '2000', HEADERS_TIMEOUT_MS: '1500', STREAM_CLIENT_BACKLOG_BYTES: '1048576' };
     const edgeB = await suite.start('edge-gateway', { id: 'edge-b', port: ports.edgeB, env: edgeBEnv });
     edges['edge-b'] = { pid: edgeB.pid, port: ports.edgeB, env: edgeBEnv };
   } catch (error) {

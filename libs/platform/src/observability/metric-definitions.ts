@@ -71,6 +71,12 @@ export const Metrics = {
     labels: ['route', 'model'],
     buckets: REQUEST_BUCKETS,
   }),
+  streamClientsCut: define({
+    name: 'gateway_stream_clients_cut_total',
+    help: 'Streamed answers cut off because the client left more than STREAM_CLIENT_BACKLOG_BYTES unread (the upstream call stopped, billed as cancelled)',
+    type: 'counter',
+    labels: ['route'],
+  }),
   upstreamRequestDuration: define({
     name: 'gateway_upstream_request_duration_seconds',
     help: 'One upstream attempt: until the whole answer, or for a stream until its first event',
