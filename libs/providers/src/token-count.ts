@@ -1,4 +1,4 @@
-import { countTextsTokens, countTextTokens } from '@gateway/platform';
+import { countTextsTokens, countTextTokens, countTextTokensUpTo } from '@gateway/platform';
 import { decodeGenerator, encode } from 'gpt-tokenizer';
 import type { CanonicalRequest, ToolCall, Usage } from '@gateway/canonical';
 
@@ -17,6 +17,13 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 /** The same count the edge uses for budgets and rate limits. */
 export const countTokens = countTextTokens;
 export { countTextsTokens };
+
+/**
+ * Exact tokens of text the gateway generated itself (the simulator's replies, reasoning and tool
+ * arguments), at any length: `countTokens` counts a text past 8,192 characters by its UTF-8 bytes,
+ * an upper bound meant for text a client sent. The work is still linear (see `countTextTokensUpTo`).
+ */
+export const countGeneratedTokens = (text: string): number => countTextTokensUpTo(text, Number.POSITIVE_INFINITY) ?? 0;
 
 /** A run of text that decodes cleanly on its own, and how many tokens it spans (usually 1). */
 export interface TokenPiece {
@@ -85,10 +92,13 @@ export interface GeneratedOutput {
   toolCalls: ToolCall[];
 }
 
-/** Output tokens: text + reasoning + tool call names and arguments (reasoning is billed as output). */
-export function countOutputTokens(output: GeneratedOutput): number {
+/**
+ * Output tokens: text + reasoning + tool call names and arguments (reasoning is billed as output).
+ * `count`: `countGeneratedTokens` for output the gateway generated itself.
+ */
+export function countOutputTokens(output: GeneratedOutput, count: (text: string) => number = countTokens): number {
   const texts = [output.text, output.reasoning ?? '', ...toolCallTexts(output.toolCalls)];
-  return texts.reduce((sum, text) => sum + countTokens(text), 0);
+  return texts.reduce((sum, text) => sum + count(text), 0);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { CanonicalMessage, CanonicalRequest, ContentPart, StopReason, TokenLogprob, ToolCall, Usage } from '@gateway/canonical';
-import { countOutputTokens, countPromptTokens, countTokens, splitTokenPieces, type TokenPiece } from '../token-count';
+import { countGeneratedTokens, countOutputTokens, countPromptTokens, splitTokenPieces, type TokenPiece } from '../token-count';
 import { simulateDecisionTurn } from './simulator-decision';
 import { pieceLogprobs } from './simulator-logprobs';
 import { hash32, hashHex, randomInt, seededRandom } from './simulator-random';
@@ -62,8 +62,8 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
   if (request.logprobs) turn.logprobs = pieceLogprobs(seedKey, turn.text, request.topLogprobs ?? 0);
   turn.usage = {
     inputTokens: countPromptTokens(request),
-    outputTokens: countOutputTokens({ text: joinPieces(turn.text), reasoning, toolCalls: turn.toolCalls }),
-    ...(reasoning ? { reasoningTokens: countTokens(reasoning) } : {}),
+    outputTokens: countOutputTokens({ text: joinPieces(turn.text), reasoning, toolCalls: turn.toolCalls }, countGeneratedTokens),
+    ...(reasoning ? { reasoningTokens: countGeneratedTokens(reasoning) } : {}),
   };
   return turn;
 }
@@ -160,18 +160,27 @@ function cutAtStop(text: string, stop: string[]): { text: string; stopSequence?:
 
 /**
  * Keeps leading pieces while they fit in `budget` tokens. The count is re-checked on the joined
- * text because re-tokenising a prefix can differ from the sum of its pieces.
+ * text because re-tokenising a prefix can differ from the sum of its pieces; when it does not fit,
+ * the longest prefix that does is found by bisection (a count per step, not one per piece dropped:
+ * a long reply cut by its budget costs O(n log n), not O(n²)).
  */
 function takeWithinBudget(pieces: TokenPiece[], budget: number): { pieces: TokenPiece[]; truncated: boolean } {
-  const kept: TokenPiece[] = [];
+  let end = 0;
   let used = 0;
-  for (const piece of pieces) {
-    if (used + piece.tokens > budget) break;
-    kept.push(piece);
-    used += piece.tokens;
+  while (end < pieces.length && used + pieces[end].tokens <= budget) used += pieces[end++].tokens;
+  const fits = (length: number) => countGeneratedTokens(joinPieces(pieces.slice(0, length))) <= budget;
+  if (end > 0 && !fits(end)) {
+    // fits(low) holds (the empty prefix always fits), fits(high) does not.
+    let low = 0;
+    let high = end;
+    while (high - low > 1) {
+      const middle = (low + high) >>> 1;
+      if (fits(middle)) low = middle;
+      else high = middle;
+    }
+    end = low;
   }
-  while (kept.length > 0 && countTokens(joinPieces(kept)) > budget) kept.pop();
-  return { pieces: kept, truncated: kept.length < pieces.length };
+  return { pieces: pieces.slice(0, end), truncated: end < pieces.length };
 }
 
 /** Spends `maxTokens` on reasoning, then text, then whole tool calls; running out means 'length'. */
@@ -186,11 +195,11 @@ function spendOutputBudget(reasoning: TokenPiece[], text: TokenPiece[], toolCall
   });
   const keptReasoning = takeWithinBudget(reasoning, maxTokens);
   if (keptReasoning.truncated) return length({ reasoning: keptReasoning.pieces });
-  let remaining = maxTokens - countTokens(joinPieces(reasoning));
+  let remaining = maxTokens - countGeneratedTokens(joinPieces(reasoning));
   const keptText = takeWithinBudget(text, remaining);
   if (keptText.truncated) return length({ reasoning, text: keptText.pieces });
-  remaining -= countTokens(joinPieces(text));
-  const toolTokens = countOutputTokens({ text: '', toolCalls });
+  remaining -= countGeneratedTokens(joinPieces(text));
+  const toolTokens = countOutputTokens({ text: '', toolCalls }, countGeneratedTokens);
   if (toolTokens > remaining) return length({ reasoning, text });
   return { reasoning, text, toolCalls, stopReason: toolCalls.length > 0 ? 'tool_calls' : 'stop', usage: ZERO_USAGE };
 }

@@ -65,6 +65,20 @@ describe('SimulatorAdapter', () => {
       expect((await complete({ ...request, maxTokens: full.usage.outputTokens })).stopReason).toBe('stop');
     });
 
+    it('truncates a reply of tens of thousands of words to maxTokens, keeping the longest prefix that fits', async () => {
+      const long = new SimulatorAdapter({ replyWords: 50_000 });
+      const request = canonicalRequest({ messages: [userText('Write a very long story')] });
+      const full = await long.complete(route, request, new AbortController().signal);
+      const budget = Math.floor(full.usage.outputTokens / 2);
+      const truncated = await long.complete(route, { ...request, maxTokens: budget }, new AbortController().signal);
+      expect(truncated.stopReason).toBe('length');
+      expect(full.text.startsWith(truncated.text)).toBe(true);
+      expect(truncated.usage.outputTokens).toBe(tokens(truncated.text));
+      expect(truncated.usage.outputTokens).toBeLessThanOrEqual(budget);
+      // A piece is a token or a few: the prefix stops within one of the budget.
+      expect(truncated.usage.outputTokens).toBeGreaterThan(budget - 4);
+    });
+
     it('stops before a stop string', async () => {
       const request = canonicalRequest({ messages: [userText('Say something')] });
       const full = await complete(request);
