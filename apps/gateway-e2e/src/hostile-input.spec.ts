@@ -128,14 +128,37 @@ describe('bounded work per request', () => {
     expect(shallow.text).not.toContain('levels');
   });
 
-  it.each([['since=8640000000001'], ['until=8640000000001'], ['since=1e300'], ['until=1e300'], ['since=-1'], ['since=1.5'], ['since=1&since=2']])(
-    'refuses GET /v1/user/logs?%s with a 400 naming the parameter',
-    async (query) => {
-      const response = await api('GET', `/v1/user/logs?${query}`, { key: account.masterKey });
-      expect(response.status).toBe(400);
-      expect(response.text).toContain(query.split('=')[0]);
-    },
-  );
+  it.each([
+    ['since=8640000000001'],
+    ['until=8640000000001'],
+    ['since=1e300'],
+    ['until=1e300'],
+    ['since=-1'],
+    ['since=1.5'],
+    ['since=1&since=2'],
+    // Numbers only in decimal digits: not 1000 written another way, not an empty value taken as 0.
+    ['since=1e3'],
+    ['until=0x3e8'],
+    ['limit=1e1'],
+    ['since='],
+    ['limit=%2010'],
+  ])('refuses GET /v1/user/logs?%s with a 400 naming the parameter', async (query) => {
+    const response = await api('GET', `/v1/user/logs?${query}`, { key: account.masterKey });
+    expect(response.status).toBe(400);
+    expect(response.text).toContain(query.split('=')[0]);
+  });
+
+  it.each([['from=1e3'], ['to=1e10'], ['from=']])('refuses GET /v1/user/usage?%s with a 400 naming the parameter', async (query) => {
+    const response = await api('GET', `/v1/user/usage?${query}`, { key: account.masterKey });
+    expect(response.status).toBe(400);
+    expect(response.text).toContain(query.split('=')[0]);
+  });
+
+  it('takes integers written in decimal digits', async () => {
+    expect((await api('GET', '/v1/user/logs?since=1000&until=253402300799&limit=10', { key: account.masterKey })).status).toBe(200);
+    const to = Math.floor(Date.now() / 1000);
+    expect((await api('GET', `/v1/user/usage?from=${to - 86_400}&to=${to}`, { key: account.masterKey })).status).toBe(200);
+  });
 });
 
 describe('URLs the gateway cannot read', () => {

@@ -1,5 +1,6 @@
 import * as ipaddr from 'ipaddr.js';
 import { ValidateIf, ValidationOptions, registerDecorator } from 'class-validator';
+import { Transform } from 'class-transformer';
 
 /**
  * An address written the standard way: IPv4 as four decimal parts (`10.0.0.1`, not `10`, `127.1` or
@@ -80,3 +81,12 @@ export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
 
 /** Like `@IsOptional()`, but `null` is still validated (and so rejected by the type check). */
 export const IsOptionalNotNull = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
+
+/**
+ * A query parameter that is an integer: decimal digits (an optional minus) become a number; any
+ * other text (`1e3`, `0x10`, ` 12`, `12.0`, an empty value) stays a string, which `@IsInt()` refuses
+ * with the parameter's name. `@Type(() => Number)` would take `Number(text)`: `1e3` as 1000, an empty
+ * value as 0.
+ */
+export const IntegerParam = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?[0-9]+$/.test(value) ? Number(value) : value));

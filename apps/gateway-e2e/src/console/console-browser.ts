@@ -1,10 +1,10 @@
 /**
  * Helpers of the console's browser tests: Chromium (Debian's package, launched headless), waiting on
- * conditions, the accessibility check, screenshots for docs/console/.
+ * conditions, the accessibility check, screenshots of every page (see `screenshots`).
  */
 import AxeBuilder from '@axe-core/playwright';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
 import { suiteInfo } from '../support/suite-info';
 
@@ -53,9 +53,14 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
 }
 
-const SCREENSHOT_DIR = join(__dirname, '../../../../docs/console');
+const ROOT = join(__dirname, '../../../..');
+/**
+ * tmp/console-screenshots/ by default, so a test run leaves the clone's tracked files as they were;
+ * `CONSOLE_SCREENSHOTS_DIR=docs/console` (relative to the repository) refreshes the docs' pictures.
+ */
+const SCREENSHOT_DIR = resolve(ROOT, process.env.CONSOLE_SCREENSHOTS_DIR ?? 'tmp/console-screenshots');
 
-/** docs/console/<name>-1280.png and -390.png: the page at desktop and phone widths. */
+/** <dir>/<name>-1280.png and -390.png: the page at desktop and phone widths. */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const original = page.viewportSize() ?? VIEWPORTS.desktop;

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { IntegerParam } from '../validation';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
 import { MAX_BUDGET_WINDOWS, isTimeZone } from '../proxy-keys/budget-window';
 import { USAGE_STATUSES, UsageStatus } from '../inference/usage.events';
@@ -29,7 +30,7 @@ export const LOGS_MAX_UNIX_SECONDS = 253_402_300_799;
 export class LogsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: LOGS_MAX_LIMIT, default: LOGS_DEFAULT_LIMIT, description: 'Entries per page.' })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(1)
   @Max(LOGS_MAX_LIMIT)
@@ -72,7 +73,7 @@ export class LogsQuery {
   /** Unix seconds, inclusive. */
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, inclusive.' })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(0)
   @Max(LOGS_MAX_UNIX_SECONDS)
@@ -81,7 +82,7 @@ export class LogsQuery {
   /** Unix seconds, exclusive. */
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, exclusive.' })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(0)
   @Max(LOGS_MAX_UNIX_SECONDS)
@@ -126,7 +127,7 @@ export class LogsExportQuery {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, inclusive.' })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(0)
   @Max(LOGS_MAX_UNIX_SECONDS)
@@ -134,7 +135,7 @@ export class LogsExportQuery {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: LOGS_MAX_UNIX_SECONDS, description: 'Unix seconds, exclusive.' })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(0)
   @Max(LOGS_MAX_UNIX_SECONDS)
@@ -177,7 +178,7 @@ export class UsageQuery {
     description: 'Unix seconds, inclusive; default: 7 days before `to`. Usage is kept in 15-minute buckets: a bucket counts when it starts in [`from`, `to`).',
   })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(0)
   @Max(LOGS_MAX_UNIX_SECONDS)
@@ -190,7 +191,7 @@ export class UsageQuery {
     description: `Unix seconds, exclusive; default: now. Later than \`from\`, at most ${USAGE_MAX_SPAN_DAYS} days after it.`,
   })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(1)
   @Max(LOGS_MAX_UNIX_SECONDS)

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { IntegerParam } from '../validation';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { StoredResponseScope } from './stored-responses.messages';
 
@@ -68,7 +68,7 @@ export class ConversationItemRequest extends ConversationRequest {
 export class ConversationItemsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: CONVERSATION_ITEMS_MAX_LIMIT, default: CONVERSATION_ITEMS_DEFAULT_LIMIT })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(1)
   @Max(CONVERSATION_ITEMS_MAX_LIMIT)

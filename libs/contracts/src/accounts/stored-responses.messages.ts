@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { IntegerParam } from '../validation';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 
 /** `GET /v1/responses/{id}/input_items` page size, as OpenAI's API: 20 by default, at most 100. */
@@ -64,7 +64,7 @@ export class StoredItemsRequest extends StoredResponseScope {
 export class InputItemsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: INPUT_ITEMS_MAX_LIMIT, default: INPUT_ITEMS_DEFAULT_LIMIT })
   @IsOptional()
-  @Type(() => Number)
+  @IntegerParam()
   @IsInt()
   @Min(1)
   @Max(INPUT_ITEMS_MAX_LIMIT)
