@@ -137,7 +137,6 @@ const chatBody = (model, stream) => JSON.stringify({ model, messages: MESSAGES, 
 const pacedBody = (model, chunks) =>
   JSON.stringify({ model, messages: [{ role: 'user', content: 'Write a long answer, slowly.' }], max_tokens: chunks + 16, stream: true });
 
-/** The text of a Chat Completions SSE body: every `choices[].delta.content`, concatenated. */
 /** What a held level's line adds: how many of its streams were open at once, and whether every level tried was held. */
 function levelNotes({ stallFreeN, peakOpen, heldEveryLevel }) {
   const notes = [];
@@ -146,6 +145,7 @@ function levelNotes({ stallFreeN, peakOpen, heldEveryLevel }) {
   return notes.length ? ` (${notes.join('; ')})` : '';
 }
 
+/** The text of a Chat Completions SSE body: every `choices[].delta.content`, concatenated. */
 function streamedContent(text) {
   let content = '';
   for (const line of text.split('\n')) {

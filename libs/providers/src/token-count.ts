@@ -19,11 +19,13 @@ export const countTokens = countTextTokens;
 export { countTextsTokens };
 
 /**
- * Exact tokens of text the gateway generated itself (the simulator's replies, reasoning and tool
- * arguments), at any length: `countTokens` counts a text past 8,192 characters by its UTF-8 bytes,
- * an upper bound meant for text a client sent. The work is still linear (see `countTextTokensUpTo`).
+ * Exact tokens of a text at any length, where the text is bounded already: what the gateway
+ * generated itself (the simulator's replies, reasoning and tool arguments) or inputs held to a
+ * token limit (the simulator's embeddings). `countTokens` counts a text past 8,192 characters by
+ * its UTF-8 bytes, an upper bound meant for unbounded client text. The work is still linear (see
+ * `countTextTokensUpTo`).
  */
-export const countGeneratedTokens = (text: string): number => countTextTokensUpTo(text, Number.POSITIVE_INFINITY) ?? 0;
+export const countExactTokens = (text: string): number => countTextTokensUpTo(text, Number.POSITIVE_INFINITY) ?? 0;
 
 /** A run of text that decodes cleanly on its own, and how many tokens it spans (usually 1). */
 export interface TokenPiece {
@@ -94,7 +96,7 @@ export interface GeneratedOutput {
 
 /**
  * Output tokens: text + reasoning + tool call names and arguments (reasoning is billed as output).
- * `count`: `countGeneratedTokens` for output the gateway generated itself.
+ * `count`: `countExactTokens` for output the gateway generated itself.
  */
 export function countOutputTokens(output: GeneratedOutput, count: (text: string) => number = countTokens): number {
   const texts = [output.text, output.reasoning ?? '', ...toolCallTexts(output.toolCalls)];

@@ -36,7 +36,7 @@ export class ClientBacklog {
       raw.write(chunk);
       return true;
     }
-    // String pieces are counted in UTF-16 units: at most a third under their bytes.
+    // String pieces are counted in UTF-16 units, as few as a third of their UTF-8 bytes.
     if (behind + chunk.length > this.limit) {
       const route = request.routeOptions.url ?? 'unmatched';
       this.logger.warn(`request ${String(request.id)} (${route}): client cut off, ${behind} bytes unread (STREAM_CLIENT_BACKLOG_BYTES ${this.limit})`);

@@ -1,5 +1,5 @@
 import type { CanonicalMessage, CanonicalRequest, ContentPart, StopReason, TokenLogprob, ToolCall, Usage } from '@gateway/canonical';
-import { countGeneratedTokens, countOutputTokens, countPromptTokens, splitTokenPieces, type TokenPiece } from '../token-count';
+import { countExactTokens, countOutputTokens, countPromptTokens, splitTokenPieces, type TokenPiece } from '../token-count';
 import { simulateDecisionTurn } from './simulator-decision';
 import { pieceLogprobs } from './simulator-logprobs';
 import { hash32, hashHex, randomInt, seededRandom } from './simulator-random';
@@ -62,8 +62,8 @@ export function simulateTurn(model: string, request: CanonicalRequest, options: 
   if (request.logprobs) turn.logprobs = pieceLogprobs(seedKey, turn.text, request.topLogprobs ?? 0);
   turn.usage = {
     inputTokens: countPromptTokens(request),
-    outputTokens: countOutputTokens({ text: joinPieces(turn.text), reasoning, toolCalls: turn.toolCalls }, countGeneratedTokens),
-    ...(reasoning ? { reasoningTokens: countGeneratedTokens(reasoning) } : {}),
+    outputTokens: countOutputTokens({ text: joinPieces(turn.text), reasoning, toolCalls: turn.toolCalls }, countExactTokens),
+    ...(reasoning ? { reasoningTokens: countExactTokens(reasoning) } : {}),
   };
   return turn;
 }
@@ -168,7 +168,7 @@ function takeWithinBudget(pieces: TokenPiece[], budget: number): { pieces: Token
   let end = 0;
   let used = 0;
   while (end < pieces.length && used + pieces[end].tokens <= budget) used += pieces[end++].tokens;
-  const fits = (length: number) => countGeneratedTokens(joinPieces(pieces.slice(0, length))) <= budget;
+  const fits = (length: number) => countExactTokens(joinPieces(pieces.slice(0, length))) <= budget;
   if (end > 0 && !fits(end)) {
     // fits(low) holds (the empty prefix always fits), fits(high) does not.
     let low = 0;
@@ -195,11 +195,11 @@ function spendOutputBudget(reasoning: TokenPiece[], text: TokenPiece[], toolCall
   });
   const keptReasoning = takeWithinBudget(reasoning, maxTokens);
   if (keptReasoning.truncated) return length({ reasoning: keptReasoning.pieces });
-  let remaining = maxTokens - countGeneratedTokens(joinPieces(reasoning));
+  let remaining = maxTokens - countExactTokens(joinPieces(reasoning));
   const keptText = takeWithinBudget(text, remaining);
   if (keptText.truncated) return length({ reasoning, text: keptText.pieces });
-  remaining -= countGeneratedTokens(joinPieces(text));
-  const toolTokens = countOutputTokens({ text: '', toolCalls }, countGeneratedTokens);
+  remaining -= countExactTokens(joinPieces(text));
+  const toolTokens = countOutputTokens({ text: '', toolCalls }, countExactTokens);
   if (toolTokens > remaining) return length({ reasoning, text });
   return { reasoning, text, toolCalls, stopReason: toolCalls.length > 0 ? 'tool_calls' : 'stop', usage: ZERO_USAGE };
 }

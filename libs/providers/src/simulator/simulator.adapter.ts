@@ -3,9 +3,8 @@ import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '
 import type { EmbeddingRequest, EmbeddingResult, ImageEditRequest, ImageRequest, ImageResult, ModerationRequest, ModerationResult } from '@gateway/canonical';
 import type { TranscriptionRequest, TranscriptionResult } from '@gateway/canonical';
 import type { SpeechCall, SpeechStream } from '@gateway/canonical';
-import { countTextTokensUpTo } from '@gateway/platform';
 import { abortedError, UpstreamError, type ProviderAdapter, type UpstreamRoute } from '../provider-adapter';
-import { splitTokenPieces } from '../token-count';
+import { countExactTokens, splitTokenPieces } from '../token-count';
 import { SIMULATOR_DEFAULT_DIMENSIONS, simulatedEmbedding } from './simulator-embeddings';
 import { simulatedPng } from './simulator-image';
 import { simulatedImageEdit } from './simulator-image-edit';
@@ -76,7 +75,7 @@ export class SimulatorAdapter implements ProviderAdapter {
     const dimensions = request.dimensions ?? SIMULATOR_DEFAULT_DIMENSIONS;
     return {
       vectors: request.inputs.map((input) => simulatedEmbedding(route.upstreamModel, input, dimensions)),
-      inputTokens: request.inputs.reduce((sum, input) => sum + (countTextTokensUpTo(input, Number.POSITIVE_INFINITY) ?? 0), 0),
+      inputTokens: request.inputs.reduce((sum, input) => sum + countExactTokens(input), 0),
     };
   }
 
