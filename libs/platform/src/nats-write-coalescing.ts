@@ -11,6 +11,22 @@ interface ProtocolInternals {
 
 const encoder = new TextEncoder();
 
+/** Per coalesced connection: what runs right before its next write (see `beforeNextWrite`). */
+const writeHooks = new WeakMap<NatsConnection, (task: () => void) => void>();
+
+/**
+ * Runs `task` right before `connection` next writes what it has buffered (the coalesced flush of
+ * this turn, scheduled now if none is), so a publish the task makes leaves in that same write: a
+ * sender can hold what it may still add to until the last moment that costs no delay. False when
+ * the connection's writes are not coalesced (the task is not queued: the caller sends now).
+ */
+export function beforeNextWrite(connection: NatsConnection, task: () => void): boolean {
+  const queue = writeHooks.get(connection);
+  if (!queue) return false;
+  queue(task);
+  return true;
+}
+
 /**
  * Makes a NATS connection write what it has to send once per turn of the event loop instead of once
  * per callback. nats.js flushes its outbound buffer in a microtask, so the frames of one I/O
@@ -39,21 +55,47 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
   }
   const handler = protocol as ProtocolInternals;
   let scheduled = false;
+  /** Tasks to run before the next flush (`beforeNextWrite`); their publishes join it. */
+  let tasks: (() => void)[] = [];
+  let runningTasks = false;
+  const runTasks = () => {
+    runningTasks = true;
+    try {
+      while (tasks.length > 0) {
+        const due = tasks;
+        tasks = [];
+        for (const task of due) task();
+      }
+    } finally {
+      runningTasks = false;
+    }
+  };
   const flush = () => {
     scheduled = false;
-    handler.flushPending();
+    try {
+      runTasks();
+    } finally {
+      handler.flushPending();
+    }
+  };
+  const schedule = () => {
+    if (scheduled || runningTasks) return;
+    scheduled = true;
+    setImmediate(flush);
   };
   handler.sendCommand = (command, ...payloads) => {
     handler.outbound.fill(typeof command === 'string' ? encoder.encode(command) : command, ...payloads);
     if (handler.outbound.size() >= handler.pendingLimit) handler.flushPending();
-    else if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+    else schedule();
   };
-  // What was published just before a close still leaves (the flush would come after the socket closed).
+  writeHooks.set(connection, (task) => {
+    tasks.push(task);
+    schedule();
+  });
+  // What was published (or held for the next write) just before a close still leaves (the flush would come after the socket closed).
   const close = handler.close.bind(handler);
   handler.close = () => {
+    runTasks();
     handler.flushPending();
     return close();
   };

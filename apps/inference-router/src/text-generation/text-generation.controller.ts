@@ -6,6 +6,7 @@ import { map, Observable } from 'rxjs';
 import { RouterLiveness } from '../liveness/router-liveness';
 import { InflightRequests } from './inflight-requests';
 import { TextGenerationService } from './text-generation.service';
+import { SseBytesFrame, SseBytesHead } from './sse-bytes-frame';
 import { UsagePublisher } from '../usage/usage.publisher';
 import { ModelCatalog } from '@gateway/catalog';
 
@@ -23,7 +24,8 @@ export class TextGenerationController {
    * The hot path: the request as the transport validated it (its compiled schema; typed so that the
    * DTO pipe leaves it as parsed, no class-transformer), each frame sent as it is emitted. The first
    * stream frame names this replica, for the edge's liveness probes (heartbeats do too). An edge that
-   * asked for `rawFrames` gets the stream's events as raw `sse-bytes` frames.
+   * asked for `rawFrames` gets the stream's events as raw `sse-bytes` frames, those sent in one turn
+   * of the event loop joined into one message (`SseBytesFrame`).
    */
   @Handles(Rpc.inferenceText)
   generate(@Payload() request: Readonly<TextGenerationRequest>): Observable<TextFrame | RawFrame> {
@@ -36,7 +38,7 @@ export class TextGenerationController {
         named = true;
         if (!raw) return router ? { ...frame, router } : frame;
         // Undefined properties are left out of the head's JSON.
-        const head = {
+        const head: SseBytesHead = {
           kind: 'sse-bytes',
           events: frame.frames.length,
           inputTokens: frame.inputTokens,
@@ -44,7 +46,7 @@ export class TextGenerationController {
           last: frame.last,
           router,
         };
-        return new RawFrame(head, frame.frames.join(''));
+        return new SseBytesFrame(head, frame.frames.join(''));
       }),
     );
   }

@@ -1,7 +1,7 @@
 import { type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
 import { DomainError, ErrorCode } from '@gateway/errors';
 import { connect, type NatsConnection } from 'nats';
-import { Observable, TimeoutError } from 'rxjs';
+import { Observable, type Subscriber, TimeoutError } from 'rxjs';
 import { NatsRpcClient, NO_RESPONDERS, type ReceivedFrame } from './client';
 import { NatsTransportServer } from './server';
 import { RawFrame } from './wire';
@@ -34,8 +34,9 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     });
     server.addHandler(
       Subjects.inferenceText,
-      async (payload: { body: unknown }) =>
+      async (payload: { body: { model?: string } }) =>
         new Observable((subscriber) => {
+          if (payload.body.model === 'burst') return burst(subscriber);
           subscriber.next({ kind: 'json', status: 200, body: payload.body });
           subscriber.next({ kind: 'sse', frames: ['data: [DONE]'] });
           // Text that JSON would escape, a line feed and bytes beyond ASCII, as they are.
@@ -175,6 +176,21 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     ]);
   });
 
+  it('joins the raw frames a stream sends before its next write into one message, in order, and keeps any other frame between them', async () => {
+    const frames = await collect(JSON.stringify({ ...textRequest, body: { model: 'burst' } }));
+    const text = (frame: ReceivedFrame<unknown>) => Buffer.from((frame as { body: Uint8Array }).body).toString('utf8');
+    // 50 frames of one turn: one message. A frame that does not join (the base RawFrame) stays on its own.
+    expect(frames.map((frame) => (frame as { kind: string }).kind)).toEqual(['sse-bytes', 'heartbeat', 'sse-bytes', 'plain', 'plain', 'sse-bytes', 'end']);
+    expect(frames[0]).toMatchObject({ kind: 'sse-bytes', events: 50, outputTokens: 50 });
+    expect(text(frames[0])).toBe(Array.from({ length: 50 }, (_, i) => `data: ${i}\n\n`).join(''));
+    expect(frames[2]).toMatchObject({ events: 2, outputTokens: 52 });
+    expect(text(frames[2])).toBe('data: 50\n\ndata: 51\n\n');
+    expect([text(frames[3]), text(frames[4])]).toEqual(['p1', 'p2']);
+    // The last one, sent on a later turn, arrives as it was sent.
+    expect(frames[5]).toMatchObject({ events: 1, outputTokens: 53, last: true });
+    expect(text(frames[5])).toBe('data: [DONE]\n\n');
+  });
+
   function collect(payload: string): Promise<ReceivedFrame<unknown>[]> {
     const frames: ReceivedFrame<unknown>[] = [];
     return new Promise((resolve) => {
@@ -189,6 +205,47 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     });
   }
 });
+
+const textRequest = {
+  accountId: 'acc_1',
+  keyId: 'key_1',
+  keyType: 'master',
+  maskedKey: 'ek-…abcd',
+  ip: '127.0.0.1',
+  requestId: 'req_1',
+  format: 'chat',
+} as const;
+
+/** A raw frame that joins the next one of its kind, as the router's `sse-bytes` frames do. */
+class JoiningFrame extends RawFrame {
+  constructor(
+    override readonly head: { kind: string; events: number; outputTokens: number; last?: boolean },
+    body: string,
+  ) {
+    super(head, body);
+  }
+
+  override joinedWith(later: RawFrame): RawFrame | undefined {
+    if (!(later instanceof JoiningFrame)) return undefined;
+    const head = { ...later.head, events: this.head.events + later.head.events };
+    return new JoiningFrame(head, this.body + later.body);
+  }
+}
+
+/** A burst of 50 frames in one turn, a heartbeat, 2 more, two that do not join, then the last on a later turn. */
+function burst(subscriber: Subscriber<unknown>): void {
+  const event = (i: number) => new JoiningFrame({ kind: 'sse-bytes', events: 1, outputTokens: i + 1 }, `data: ${i}\n\n`);
+  for (let i = 0; i < 50; i++) subscriber.next(event(i));
+  subscriber.next({ kind: 'heartbeat' });
+  subscriber.next(event(50));
+  subscriber.next(event(51));
+  subscriber.next(new RawFrame({ kind: 'plain' }, 'p1'));
+  subscriber.next(new RawFrame({ kind: 'plain' }, 'p2'));
+  setTimeout(() => {
+    subscriber.next(new JoiningFrame({ kind: 'sse-bytes', events: 1, outputTokens: 53, last: true }, 'data: [DONE]\n\n'));
+    subscriber.complete();
+  }, 0);
+}
 
 /** Starts the server and waits until the NATS server has its subscriptions (a flush round trip). */
 async function listen(server: NatsTransportServer): Promise<void> {

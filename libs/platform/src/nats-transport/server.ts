@@ -4,8 +4,8 @@ import type { ValidateFunction } from 'ajv';
 import { connect, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { isObservable, type Observable } from 'rxjs';
 import { natsLivenessCheck } from '../connection-resilience';
-import { coalesceNatsWrites } from '../nats-write-coalescing';
-import { decodeJson, encodeFrame, END_FRAME_JSON, errorFrame, invalidPayload } from './wire';
+import { beforeNextWrite, coalesceNatsWrites } from '../nats-write-coalescing';
+import { decodeJson, encodeFrame, END_FRAME_JSON, errorFrame, invalidPayload, RawFrame } from './wire';
 import { payloadValidator } from './validators';
 import { ErrorCode } from '@gateway/errors';
 
@@ -150,10 +150,39 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
         return send(JSON.stringify(errorFrame(failure)));
       }
       if (stream) {
+        // A raw frame waits for the connection's next write (this turn's), joined by the raw frames
+        // that follow it until then (`RawFrame.joinedWith`): the events of one upstream read leave
+        // as one message, with no delay the coalesced write did not already have. Any other frame
+        // sends what is held first, so the order is kept.
+        let held: RawFrame | undefined;
+        const release = () => {
+          const frame = held;
+          held = undefined;
+          if (frame) send(encodeFrame(frame));
+        };
         replies.subscribe({
-          next: (frame) => send(encodeFrame(frame)),
-          error: (failure: unknown) => send(JSON.stringify(errorFrame(failure))),
-          complete: () => send(END_FRAME_JSON),
+          next: (frame) => {
+            if (!(frame instanceof RawFrame)) {
+              release();
+              return send(encodeFrame(frame));
+            }
+            const joined = held?.joinedWith(frame);
+            if (joined) {
+              held = joined;
+              return;
+            }
+            release();
+            held = frame;
+            if (!beforeNextWrite(connection, release)) release();
+          },
+          error: (failure: unknown) => {
+            release();
+            send(JSON.stringify(errorFrame(failure)));
+          },
+          complete: () => {
+            release();
+            send(END_FRAME_JSON);
+          },
         });
         return;
       }

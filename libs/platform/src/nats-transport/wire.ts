@@ -39,6 +39,17 @@ export class RawFrame {
     readonly head: { kind: string } & Record<string, unknown>,
     readonly body: string,
   ) {}
+
+  /**
+   * This frame and `later` (the next frame of the same stream) as one, or undefined when they do not
+   * join (the default). A stream's sender holds a joinable frame until its connection's next write
+   * and joins the frames that follow before then (`NatsTransportServer`): the events an upstream
+   * read brought together cross as one message. A subclass says how its heads combine.
+   */
+  joinedWith(later: RawFrame): RawFrame | undefined {
+    void later;
+    return undefined;
+  }
 }
 
 /** A stream frame's message data: a RawFrame as such, anything else as its JSON. */
