@@ -12,19 +12,33 @@ interface ProtocolInternals {
 const encoder = new TextEncoder();
 
 /** Per coalesced connection: what runs right before its next write (see `beforeNextWrite`). */
-const writeHooks = new WeakMap<NatsConnection, (task: () => void) => void>();
+interface WriteHooks {
+  queue(task: () => void, bytes: number): void;
+  grew(bytes: number): void;
+}
+
+const writeHooks = new WeakMap<NatsConnection, WriteHooks>();
 
 /**
  * Runs `task` right before `connection` next writes what it has buffered (the coalesced flush of
  * this turn, scheduled now if none is), so a publish the task makes leaves in that same write: a
- * sender can hold what it may still add to until the last moment that costs no delay. False when
- * the connection's writes are not coalesced (the task is not queued: the caller sends now).
+ * sender can hold what it may still add to until the last moment that costs no delay. `bytes` is
+ * what the sender holds for it (`heldGrew` when that grows): once the connection's held and
+ * buffered bytes reach its flush threshold (nats.js's 32 KiB), the tasks run and the write happens
+ * at once, as a buffer that full would be written anyway, so a long turn's output keeps leaving
+ * while the turn runs instead of all at its end. False when the connection's writes are not
+ * coalesced (the task is not queued: the caller sends now).
  */
-export function beforeNextWrite(connection: NatsConnection, task: () => void): boolean {
-  const queue = writeHooks.get(connection);
-  if (!queue) return false;
-  queue(task);
+export function beforeNextWrite(connection: NatsConnection, task: () => void, bytes: number): boolean {
+  const hooks = writeHooks.get(connection);
+  if (!hooks) return false;
+  hooks.queue(task, bytes);
   return true;
+}
+
+/** What a sender holds for a queued `beforeNextWrite` task grew by `bytes` (see there). */
+export function heldGrew(connection: NatsConnection, bytes: number): void {
+  writeHooks.get(connection)?.grew(bytes);
 }
 
 /**
@@ -57,8 +71,11 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
   let scheduled = false;
   /** Tasks to run before the next flush (`beforeNextWrite`); their publishes join it. */
   let tasks: (() => void)[] = [];
+  /** What the senders of those tasks hold, as they said. */
+  let heldBytes = 0;
   let runningTasks = false;
   const runTasks = () => {
+    heldBytes = 0;
     runningTasks = true;
     try {
       while (tasks.length > 0) {
@@ -88,9 +105,23 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
     if (handler.outbound.size() >= handler.pendingLimit) handler.flushPending();
     else schedule();
   };
-  writeHooks.set(connection, (task) => {
-    tasks.push(task);
-    schedule();
+  /** The held and buffered bytes reached the flush threshold: everything leaves now, as a full buffer would. */
+  const flushWhenFull = () => {
+    if (runningTasks || heldBytes + handler.outbound.size() < handler.pendingLimit) return;
+    runTasks();
+    handler.flushPending();
+  };
+  writeHooks.set(connection, {
+    queue: (task, bytes) => {
+      tasks.push(task);
+      heldBytes += bytes;
+      schedule();
+      flushWhenFull();
+    },
+    grew: (bytes) => {
+      heldBytes += bytes;
+      flushWhenFull();
+    },
   });
   // What was published (or held for the next write) just before a close still leaves (the flush would come after the socket closed).
   const close = handler.close.bind(handler);

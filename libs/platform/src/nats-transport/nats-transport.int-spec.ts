@@ -37,6 +37,7 @@ describe('NATS transport (server and client on a real NATS server)', () => {
       async (payload: { body: { model?: string } }) =>
         new Observable((subscriber) => {
           if (payload.body.model === 'burst') return burst(subscriber);
+          if (payload.body.model === 'big') return big(subscriber);
           subscriber.next({ kind: 'json', status: 200, body: payload.body });
           subscriber.next({ kind: 'sse', frames: ['data: [DONE]'] });
           // Text that JSON would escape, a line feed and bytes beyond ASCII, as they are.
@@ -191,6 +192,17 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     expect(text(frames[5])).toBe('data: [DONE]\n\n');
   });
 
+  it('does not hold a long turn’s output to its end: past 32 KiB held, what is held leaves at once, in order', async () => {
+    const frames = await collect(JSON.stringify({ ...textRequest, body: { model: 'big' } }));
+    const events = frames.filter((frame) => (frame as { kind: string }).kind === 'sse-bytes') as { events: number; body: Uint8Array }[];
+    // 100 frames of 1,000 characters in one turn: several messages of about 32 KiB, not one of 100 KB.
+    expect(events.length).toBeGreaterThanOrEqual(3);
+    expect(events.every((frame) => frame.body.length <= 33 * 1024)).toBe(true);
+    expect(events.reduce((sum, frame) => sum + frame.events, 0)).toBe(100);
+    expect(events.map((frame) => Buffer.from(frame.body).toString('utf8')).join('')).toBe(bigText);
+    expect(frames[frames.length - 1]).toEqual({ kind: 'end' });
+  });
+
   function collect(payload: string): Promise<ReceivedFrame<unknown>[]> {
     const frames: ReceivedFrame<unknown>[] = [];
     return new Promise((resolve) => {
@@ -245,6 +257,15 @@ function burst(subscriber: Subscriber<unknown>): void {
     subscriber.next(new JoiningFrame({ kind: 'sse-bytes', events: 1, outputTokens: 53, last: true }, 'data: [DONE]\n\n'));
     subscriber.complete();
   }, 0);
+}
+
+const bigEvent = (i: number) => `data: ${String(i).padStart(3, '0')}${'x'.repeat(990)}\n\n`;
+const bigText = Array.from({ length: 100 }, (_, i) => bigEvent(i)).join('');
+
+/** 100 joinable frames of 1,000 characters each, all in one turn. */
+function big(subscriber: Subscriber<unknown>): void {
+  for (let i = 0; i < 100; i++) subscriber.next(new JoiningFrame({ kind: 'sse-bytes', events: 1, outputTokens: i + 1 }, bigEvent(i)));
+  subscriber.complete();
 }
 
 /** Starts the server and waits until the NATS server has its subscriptions (a flush round trip). */

@@ -4,7 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import { connect, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { isObservable, type Observable } from 'rxjs';
 import { natsLivenessCheck } from '../connection-resilience';
-import { beforeNextWrite, coalesceNatsWrites } from '../nats-write-coalescing';
+import { beforeNextWrite, coalesceNatsWrites, heldGrew } from '../nats-write-coalescing';
 import { decodeJson, encodeFrame, END_FRAME_JSON, errorFrame, invalidPayload, RawFrame } from './wire';
 import { payloadValidator } from './validators';
 import { ErrorCode } from '@gateway/errors';
@@ -150,10 +150,11 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
         return send(JSON.stringify(errorFrame(failure)));
       }
       if (stream) {
-        // A raw frame waits for the connection's next write (this turn's), joined by the raw frames
-        // that follow it until then (`RawFrame.joinedWith`): the events of one upstream read leave
-        // as one message, with no delay the coalesced write did not already have. Any other frame
-        // sends what is held first, so the order is kept.
+        // A raw frame waits for the connection's next write (this turn's, or sooner once 32 KiB are
+        // held and buffered: `beforeNextWrite`), joined by the raw frames that follow it until then
+        // (`RawFrame.joinedWith`): the events of one upstream read leave as one message, with no
+        // delay the coalesced write did not already have. Any other frame sends what is held
+        // first, so the order is kept.
         let held: RawFrame | undefined;
         const release = () => {
           const frame = held;
@@ -169,11 +170,11 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
             const joined = held?.joinedWith(frame);
             if (joined) {
               held = joined;
-              return;
+              return heldGrew(connection, frame.body.length);
             }
             release();
             held = frame;
-            if (!beforeNextWrite(connection, release)) release();
+            if (!beforeNextWrite(connection, release, frame.body.length)) release();
           },
           error: (failure: unknown) => {
             release();
