@@ -152,16 +152,7 @@ describe('NATS transport (server and client on a real NATS server)', () => {
   });
 
   it("streams a stream contract's frames, then exactly one end frame; a refused payload is the stream's one error frame", async () => {
-    const request = {
-      accountId: 'acc_1',
-      keyId: 'key_1',
-      keyType: 'master',
-      maskedKey: 'ek-…abcd',
-      ip: '127.0.0.1',
-      requestId: 'req_1',
-      format: 'chat',
-      body: { model: 'sim' },
-    } as const;
+    const request = { ...textRequest, body: { model: 'sim' } };
     const frames = await collect(JSON.stringify(request));
     expect(frames).toEqual([
       { kind: 'json', status: 200, body: { model: 'sim' } },
