@@ -23,8 +23,9 @@ const writeHooks = new WeakMap<NatsConnection, WriteHooks>();
  * Runs `task` right before `connection` next writes what it has buffered (the coalesced flush of
  * this turn, scheduled now if none is), so a publish the task makes leaves in that same write: a
  * sender can hold what it may still add to until the last moment that costs no delay. `bytes` is
- * what the sender holds for it (`heldGrew` when that grows): once the connection's held and
- * buffered bytes reach its flush threshold (nats.js's 32 KiB), the tasks run and the write happens
+ * the size of what the sender holds for it (`heldGrew` when that grows; a string's length will do,
+ * it only decides when to write early): once the connection's held and buffered bytes reach its
+ * flush threshold (nats.js's 32 KiB), the tasks run and the write happens
  * at once, as a buffer that full would be written anyway, so a long turn's output keeps leaving
  * while the turn runs instead of all at its end. False when the connection's writes are not
  * coalesced (the task is not queued: the caller sends now).
@@ -71,7 +72,11 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
   let scheduled = false;
   /** Tasks to run before the next flush (`beforeNextWrite`); their publishes join it. */
   let tasks: (() => void)[] = [];
-  /** What the senders of those tasks hold, as they said. */
+  /**
+   * What the senders of those tasks hold, as they said. A sender that sends early (its stream's next
+   * frame is not raw) does not say so: until the next flush this may count more than is held, which
+   * only makes the early write come sooner.
+   */
   let heldBytes = 0;
   let runningTasks = false;
   const runTasks = () => {

@@ -1,10 +1,11 @@
 import { RawFrame } from '@gateway/platform';
+import type { SseFrameState } from '@gateway/contracts';
 
 /** The most characters of events one joined frame carries (well under NATS's 1 MiB message limit, at up to 3 bytes each). */
 export const MAX_JOINED_EVENTS_LENGTH = 64 * 1024;
 
-/** The head of an `sse-bytes` frame (`SseFrameState` with its kind and event count), as a type literal a raw frame's head accepts. */
-export type SseBytesHead = { kind: 'sse-bytes'; events: number; inputTokens?: number; outputTokens?: number; last?: boolean; router?: string };
+/** The head of an `sse-bytes` frame: its kind, its event count and the stream's state (see `TextFrame`). */
+export type SseBytesHead = { kind: 'sse-bytes'; events: number } & SseFrameState;
 
 /**
  * A stream's events as a raw `sse-bytes` frame (see `TextFrame`). Frames that follow each other

@@ -113,14 +113,17 @@ export type TextFrame =
   | ({ kind: 'sse-bytes'; events: number; body: Uint8Array } & SseFrameState)
   | HeartbeatFrame;
 
-/** What every frame of a stream's events says besides them. */
-export interface SseFrameState {
+/**
+ * What every frame of a stream's events says besides them. A type alias, not an interface, so a head
+ * built of it fits the platform's `RawFrame` head (an object type with an index signature).
+ */
+export type SseFrameState = {
   inputTokens?: number;
   outputTokens?: number;
   last?: boolean;
   /** On the first: the replica serving it. */
   router?: string;
-}
+};
 
 /** Proof of life from the router replica serving a request (text, media parts and decisions alike). */
 export interface HeartbeatFrame {
