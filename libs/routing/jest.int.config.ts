@@ -1,4 +1,4 @@
-/** Integration: route breakers against the real Redis (see tools/jest/integration-setup.ts). */
+/** Integration: route breakers and quotas against the real Redis (see tools/jest/integration-setup.ts). */
 export default {
   displayName: 'routing:int',
   preset: '../../jest.preset.js',

@@ -1,5 +1,6 @@
 import { ModelCatalog } from '@gateway/catalog';
 import { UsageRecordedEvent } from '@gateway/contracts';
+import { Decimal } from '@prisma/client/runtime/client';
 import { priceUsage } from './pricing';
 
 const catalog = ModelCatalog.fromYaml(
@@ -90,5 +91,40 @@ describe('priceUsage', () => {
     expect(priceUsage(catalog, event({ model: 'painter', units: 2, status: 'error' })).credits.toString()).toBe('0');
     expect(priceUsage(catalog, event({ model: 'painter', units: 2, keyType: 'dev' })).credits.toString()).toBe('0');
     expect(priceUsage(catalog, event({ model: 'gone', inputTokens: 5 }))).toMatchObject({ known: false });
+  });
+
+  it('prices every mix of quantities as the formula written out term by term does, to the last digit', () => {
+    // The formula of the pricing docs, every term computed (a zero quantity included).
+    const d = (value: number | undefined) => new Decimal(String(value ?? 0));
+    const reference = (fields: Partial<UsageRecordedEvent>): string => {
+      const e = event(fields);
+      const p = catalog.get(e.model)!.config.pricing;
+      const uncached = Decimal.max(0, d(e.inputTokens).minus(d(e.cacheReadTokens)).minus(d(e.cacheWriteTokens)));
+      const tokens = uncached
+        .times(d(p.input))
+        .plus(d(e.cacheReadTokens).times(d(p.cache_read ?? p.input)))
+        .plus(d(e.cacheWriteTokens).times(d(p.cache_write ?? p.input)))
+        .plus(d(e.outputTokens).times(d(p.output)))
+        .dividedBy(1_000_000);
+      return tokens
+        .plus(d(e.units).times(d(p.per_item)))
+        .plus(d(e.audioMs).times(d(p.per_second)).dividedBy(1000))
+        .plus(d(e.characters).times(d(p.characters)).dividedBy(1_000_000))
+        .toString();
+    };
+    const quantities = [undefined, 0, 1, 7, 999_999, 123_456_789_012];
+    let compared = 0;
+    for (const model of ['text', 'cached', 'painter', 'listener'])
+      for (const inputTokens of quantities)
+        for (const cacheReadTokens of quantities)
+          for (const outputTokens of quantities)
+            for (const extra of [{}, { cacheWriteTokens: 3 }, { units: 2 }, { audioMs: 1501 }, { characters: 77 }]) {
+              const fields = { model, inputTokens: inputTokens ?? 0, cacheReadTokens, outputTokens: outputTokens ?? 0, ...extra };
+              expect(`${model} ${JSON.stringify(fields)} ${priceUsage(catalog, event(fields)).credits.toString()}`).toBe(
+                `${model} ${JSON.stringify(fields)} ${reference(fields)}`,
+              );
+              compared++;
+            }
+    expect(compared).toBe(4 * 6 * 6 * 6 * 5);
   });
 });

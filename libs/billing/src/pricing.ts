@@ -11,6 +11,42 @@ const MS_PER_SECOND = new Decimal(1000);
 
 const decimal = (value: number | undefined): Decimal => new Decimal(String(value ?? 0));
 
+/** A model's prices as decimals, made once per catalog entry (a catalog reload makes new entries). */
+interface DecimalPrices {
+  input: Decimal;
+  output: Decimal;
+  cacheRead: Decimal;
+  cacheWrite: Decimal;
+  perItem: Decimal;
+  perSecond: Decimal;
+  characters: Decimal;
+}
+
+const decimalPrices = new WeakMap<PricingConfig, DecimalPrices>();
+
+function pricesOf(pricing: PricingConfig): DecimalPrices {
+  let prices = decimalPrices.get(pricing);
+  if (!prices) {
+    const { input, output, per_item: perItem, cache_read: cacheRead = input, cache_write: cacheWrite = input } = pricing;
+    prices = {
+      input: decimal(input),
+      output: decimal(output),
+      cacheRead: decimal(cacheRead),
+      cacheWrite: decimal(cacheWrite),
+      perItem: decimal(perItem),
+      perSecond: decimal(pricing.per_second),
+      characters: decimal(pricing.characters),
+    };
+    decimalPrices.set(pricing, prices);
+  }
+  return prices;
+}
+
+/** `count` × `price` added to `sum`; a count of zero (or none) adds nothing, as the exact sum would. */
+function plusTimes(sum: Decimal, count: number | undefined, price: Decimal): Decimal {
+  return count ? sum.plus(decimal(count).times(price)) : sum;
+}
+
 export interface PricedUsage {
   credits: Decimal;
   known: boolean;
@@ -26,27 +62,28 @@ export interface PricedUsage {
  * `pricing.cache_write` (each the input price when the catalog sets none), the rest at `input`.
  * Failed and refused requests and DevPass (coding-plan) usage cost nothing; cancelled ones pay for what was
  * generated. A model no longer in the catalog is priced at zero and reported by the caller.
+ * The metering service prices every event with it: the model's prices are decimals made once, and a
+ * quantity the event does not have (zero) adds no term, which changes no sum.
  */
 export function priceUsage(catalog: ModelCatalog, event: UsageRecordedEvent): PricedUsage {
   if (event.status === 'error' || event.status === 'refused' || event.keyType === 'dev') return { credits: ZERO, known: true };
   const model = catalog.get(event.model);
   if (!model) return { credits: ZERO, known: false };
-  const { input, output, per_item: perItem, cache_read: cacheRead = input, cache_write: cacheWrite = input } = model.config.pricing;
-  const cacheReadTokens = decimal(event.cacheReadTokens);
-  const cacheWriteTokens = decimal(event.cacheWriteTokens);
-  const uncachedInput = decimal(event.inputTokens).minus(cacheReadTokens).minus(cacheWriteTokens);
+  const prices = pricesOf(model.config.pricing);
+  const cacheRead = event.cacheReadTokens ?? 0;
+  const cacheWrite = event.cacheWriteTokens ?? 0;
+  const uncachedInput = (event.inputTokens ?? 0) - cacheRead - cacheWrite;
   // Never a negative charge for input: an event that contradicts itself pays for its cache tokens only.
-  const inconsistent = uncachedInput.isNegative();
-  const tokens = (inconsistent ? ZERO : uncachedInput)
-    .times(decimal(input))
-    .plus(cacheReadTokens.times(decimal(cacheRead)))
-    .plus(cacheWriteTokens.times(decimal(cacheWrite)))
-    .plus(decimal(event.outputTokens).times(decimal(output)))
-    .dividedBy(PER_MILLION);
-  const items = decimal(event.units).times(decimal(perItem));
-  const audio = decimal(event.audioMs).times(decimal(model.config.pricing.per_second)).dividedBy(MS_PER_SECOND);
-  const characters = decimal(event.characters).times(decimal(model.config.pricing.characters)).dividedBy(PER_MILLION);
-  return { credits: tokens.plus(items).plus(audio).plus(characters), known: true, ...(inconsistent ? { inconsistent } : {}) };
+  const inconsistent = uncachedInput < 0;
+  let tokens = plusTimes(ZERO, inconsistent ? 0 : uncachedInput, prices.input);
+  tokens = plusTimes(tokens, cacheRead, prices.cacheRead);
+  tokens = plusTimes(tokens, cacheWrite, prices.cacheWrite);
+  tokens = plusTimes(tokens, event.outputTokens, prices.output);
+  let credits = tokens.isZero() ? ZERO : tokens.dividedBy(PER_MILLION);
+  credits = plusTimes(credits, event.units, prices.perItem);
+  if (event.audioMs) credits = credits.plus(decimal(event.audioMs).times(prices.perSecond).dividedBy(MS_PER_SECOND));
+  if (event.characters) credits = credits.plus(decimal(event.characters).times(prices.characters).dividedBy(PER_MILLION));
+  return { credits, known: true, ...(inconsistent ? { inconsistent } : {}) };
 }
 
 /** What a request may use at most, for its worst-case cost. */

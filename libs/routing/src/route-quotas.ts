@@ -50,8 +50,12 @@ export class RouteQuotas {
 
   constructor(@Optional() private readonly redis?: RoutingRedis) {}
 
-  /** `slotTtlMs`: how long the concurrency slot outlives a holder that dies without giving it back. */
-  async acquire(route: ResolvedRoute, tokens: number, now = Date.now(), slotTtlMs = SLOT_TTL_MS): Promise<QuotaGrant> {
+  /**
+   * `tokens`: what the request counts against the route's `tpm`, or the function that counts it
+   * (called only for a route that has a `tpm`: a prompt's count is not free). `slotTtlMs`: how long
+   * the concurrency slot outlives a holder that dies without giving it back.
+   */
+  async acquire(route: ResolvedRoute, tokens: number | (() => number), now = Date.now(), slotTtlMs = SLOT_TTL_MS): Promise<QuotaGrant> {
     if (!route.hasQuota) return { granted: true, release: NOTHING_HELD };
     if (!this.redis?.available) return this.unchecked(route);
     const minute = Math.floor(now / 60_000);
@@ -60,7 +64,7 @@ export class RouteQuotas {
     const args = [
       route.rpm ?? 0,
       route.tpm ?? 0,
-      Math.max(0, Math.ceil(tokens)),
+      route.tpm ? Math.max(0, Math.ceil(typeof tokens === 'function' ? tokens() : tokens)) : 0,
       route.max_concurrency ?? 0,
       now,
       slot,

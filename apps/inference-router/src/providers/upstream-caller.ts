@@ -82,7 +82,7 @@ export class UpstreamCaller {
       breakers: this.breakers,
       metrics: this.metrics,
       holdSlot: options.holdSlot,
-      acquire: (resolved) => this.quotas.acquire(resolved, tokens()),
+      acquire: (resolved) => this.quotas.acquire(resolved, tokens),
       attempt: (resolved) => {
         this.byLabel.set(resolved.label, resolved);
         const route = toUpstreamRoute(resolved);

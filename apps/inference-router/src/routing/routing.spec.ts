@@ -123,13 +123,20 @@ describe('the happy path', () => {
       new RouteBreakers(redis),
       new RouteQuotas(redis),
     );
+    // The prompt's count for a route's tokens per minute is made only for a route that has one.
+    let counted = 0;
+    const tokens = () => (counted++, 42);
     const routes = [route('a', { weight: 2 }), route('b'), route('c', { priority: 1 })];
     for (let i = 0; i < 20; i++) {
-      await caller.withFallback(routes, new AbortController().signal, async () => 'ok', 'm', { affinity: `k${i}` });
+      await caller.withFallback(routes, new AbortController().signal, async () => 'ok', 'm', { affinity: `k${i}`, tokens });
     }
     expect(commands).toEqual([]);
     // A route with a quota costs one script call per request.
-    await caller.withFallback([route('q', { rpm: 10, hasQuota: true })], new AbortController().signal, async () => 'ok', 'm');
+    await caller.withFallback([route('q', { rpm: 10, hasQuota: true })], new AbortController().signal, async () => 'ok', 'm', { tokens });
     expect(commands).toEqual(['eval']);
+    expect(counted).toBe(0);
+    await caller.withFallback([route('t', { tpm: 1000, hasQuota: true })], new AbortController().signal, async () => 'ok', 'm', { tokens });
+    expect(commands).toEqual(['eval', 'eval']);
+    expect(counted).toBe(1);
   });
 });
