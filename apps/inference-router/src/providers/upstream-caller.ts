@@ -15,7 +15,7 @@ export interface RoutingOptions {
    * A function is called only when a priority group has more than one route.
    */
   affinity?: string | (() => string);
-  /** Estimated tokens of the request (prompt plus output cap), counted against a route's `tpm`. */
+  /** Estimated tokens of the request (prompt plus output cap), counted against a route's `tpm`; a function is called only for such a route (`RouteQuotas.acquire`). */
   tokens?: number | (() => number);
   /**
    * The caller gives the route's concurrency slot back itself (`release` of the result), when a
@@ -74,7 +74,6 @@ export class UpstreamCaller {
     model = 'unknown',
     options: RoutingOptions = {},
   ): Promise<{ result: T; route: ServedRoute; release: () => void }> {
-    const tokens = () => (typeof options.tokens === 'function' ? options.tokens() : (options.tokens ?? 0));
     const served = await callWithFallback({
       order: routePlan(routes, options.affinity).flat(),
       signal,
@@ -82,7 +81,7 @@ export class UpstreamCaller {
       breakers: this.breakers,
       metrics: this.metrics,
       holdSlot: options.holdSlot,
-      acquire: (resolved) => this.quotas.acquire(resolved, tokens),
+      acquire: (resolved) => this.quotas.acquire(resolved, options.tokens ?? 0),
       attempt: (resolved) => {
         this.byLabel.set(resolved.label, resolved);
         const route = toUpstreamRoute(resolved);
