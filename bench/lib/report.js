@@ -314,7 +314,7 @@ function ttfbTable(rows) {
 
 function busbarC1Table(rows) {
   return table(
-    ['target', 'node', 'ok/n', 'TTFB p50 ms', '+TTFB p50 vs mock', 'inter-chunk p99 ms', '+inter-chunk p99 vs mock'],
+    ['target', 'node', 'ok/n', 'TTFT p50 ms', '+TTFT p50 vs mock', 'inter-chunk p99 ms', '+inter-chunk p99 vs mock'],
     rows.map((row) => [
       row.target,
       row.node ?? '-',

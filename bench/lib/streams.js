@@ -140,17 +140,12 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
       };
       socket.on('data', (chunk) => {
         const now = performance.now();
-        if (first === null) first = now;
-        else {
-          const gap = now - lastChunk;
-          gaps++;
-          if (recordGaps) allGaps.push(gap);
-          if (gap > maxGap) maxGap = gap;
-          if (gap > stallMs) stalls++;
-        }
-        lastChunk = now;
         beforeLast = last;
         last = chunk;
+        // Body bytes this read carried: the first byte and the gaps are the stream's events', not
+        // the response head's (a gateway that sends its head before the upstream answered has
+        // not delivered a token by then).
+        let carried = chunk.length;
         if (status === null) {
           headText += chunk.toString('latin1');
           const end = headText.indexOf('\r\n\r\n');
@@ -166,12 +161,24 @@ async function holdStreams({ url, headers, body, streams, rampMs, stallMs, timeo
             if (name === 'content-length') contentLength = Number(value);
           }
           bodyBytes = headText.length - (end + 4);
+          carried = bodyBytes;
           headText = '';
           counted = true;
           open++;
           if (open > peakOpen) peakOpen = open;
         } else {
           bodyBytes += chunk.length;
+        }
+        if (carried > 0) {
+          if (first === null) first = now;
+          else {
+            const gap = now - lastChunk;
+            gaps++;
+            if (recordGaps) allGaps.push(gap);
+            if (gap > maxGap) maxGap = gap;
+            if (gap > stallMs) stalls++;
+          }
+          lastChunk = now;
         }
         if (chunked ? chunk.length >= 5 && chunk.toString('latin1', chunk.length - 5) === '0\r\n\r\n' : contentLength !== null && bodyBytes >= contentLength)
           complete();
