@@ -617,6 +617,8 @@ async function main() {
             : null;
           await mock.resetPacedLateness();
           await mock.eventLoopUtilization();
+          const groups = serverPids();
+          const before = cpu.snapshot(groups);
           const result = await holdStreams({
             url: target.url,
             headers: target.headers,
@@ -628,11 +630,27 @@ async function main() {
             rssPids: target.rssPids,
             shouldStop: () => interrupted,
           });
+          // The servers' CPU while the level ran (a stream's usage event may be metered after it ends), per chunk served.
+          const usage = cpu.diff(before, cpu.snapshot(groups));
+          const serverCpu = sumGroups(usage.groups, target.cpuGroups);
           const mockBusy = await mock.eventLoopUtilization();
           const mockStats = await mock.stats();
           checkInterrupted();
           const { okRequestIds, ...figures } = result;
-          const row = { target: target.name, ...figures, mockThreadBusy: mockBusy, mockMaxChunkLateMs: mockStats.pacedMaxLateMs, settle: settled };
+          const row = {
+            target: target.name,
+            ...figures,
+            serverCpuMicrosPerChunk: target.cpuGroups.length && serverCpu !== null && result.ok > 0 ? (serverCpu * 1e6) / (result.ok * chunks) : null,
+            cpuSeconds: {
+              ...Object.fromEntries(target.cpuGroups.map((name) => [name, usage.groups[name] ?? null])),
+              'bench process (load generator + mock thread)': usage.self,
+              machineCapacity: usage.machine?.totalSeconds ?? null,
+            },
+            cpuWindowSeconds: usage.seconds,
+            mockThreadBusy: mockBusy,
+            mockMaxChunkLateMs: mockStats.pacedMaxLateMs,
+            settle: settled,
+          };
           row.passed = passes(result, n);
           if (target.metered) await checkRowLedger(row, okRequestIds, result.ok, rowsBefore, result.failed);
           log(

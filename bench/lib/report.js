@@ -154,6 +154,16 @@ function keyWindowsTable(rows) {
 
 const mib = (bytes) => (bytes === null || bytes === undefined ? '-' : (bytes / 2 ** 20).toFixed(1));
 
+/** The servers' CPU per chunk served during a stream level, with the busiest process's share (ours: several processes). */
+function serverCpuCell(row) {
+  if (row.serverCpuMicrosPerChunk === null || row.serverCpuMicrosPerChunk === undefined) return '-';
+  const [busiest, seconds] = Object.entries(row.cpuSeconds ?? {})
+    .filter(([name, value]) => typeof value === 'number' && !name.startsWith('bench process') && name !== 'machineCapacity')
+    .sort((a, b) => b[1] - a[1])[0] ?? [null, null];
+  const busy = busiest && row.cpuWindowSeconds ? ` (${busiest} ${(seconds / row.cpuWindowSeconds).toFixed(2)} cores)` : '';
+  return `${fmt(row.serverCpuMicrosPerChunk, 1)}${busy}`;
+}
+
 function streamsTable(rows) {
   return table(
     [
@@ -167,6 +177,7 @@ function streamsTable(rows) {
       'largest gap p50/p99/max ms',
       'TTFB p99 ms',
       'client lag max ms',
+      'server CPU µs/chunk',
       'RSS MiB per 1000 streams',
       'ledger',
       'level',
@@ -190,6 +201,7 @@ function streamsTable(rows) {
         `${fmt(row.maxGapMs.p50, 0)}/${fmt(row.maxGapMs.p99, 0)}/${fmt(row.maxGapMs.max, 0)}`,
         fmt(row.firstByteMs.p99, 1),
         fmt(row.clientEventLoopDelayMs.max, 0),
+        serverCpuCell(row),
         rss || '-',
         ledgerCell(row),
         row.passed ? 'held' : 'STALLED/FAILED',
