@@ -21,6 +21,29 @@ describe('chat stream encoder', () => {
     expect(frames[4].data).toBe('[DONE]');
   });
 
+  it('writes each chunk as OpenAI does, byte for byte: envelope, choices, then usage: null with include_usage', () => {
+    for (const includeUsage of [false, true]) {
+      const encoder = createStreamEncoder('chat', context({}, { includeUsage }));
+      const logprobs = [{ token: 'Hi', logprob: -0.5, topLogprobs: [] }];
+      const texts = encodeAll(encoder, [
+        start,
+        { type: 'text_delta', text: 'Hi "there"\n' },
+        { type: 'text_delta', text: 'Hi', logprobs },
+        { type: 'finish', stopReason: 'length' },
+      ]);
+      const envelope = { id: 'id1', object: 'chat.completion.chunk', created: 1, model: 'test-model' };
+      const chunk = (delta: object, finish: string | null, lp: unknown = null) =>
+        `data: ${JSON.stringify({ ...envelope, choices: [{ index: 0, delta, logprobs: lp, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) })}\n\n`;
+      const [role, text, withLogprobs, finish] = texts;
+      expect(role).toBe(chunk({ role: 'assistant', content: '' }, null));
+      expect(text).toBe(chunk({ content: 'Hi "there"\n' }, null));
+      expect(withLogprobs).toBe(
+        chunk({ content: 'Hi' }, null, { content: [{ token: 'Hi', logprob: -0.5, bytes: [72, 105], top_logprobs: [] }], refusal: null }),
+      );
+      expect(finish).toBe(chunk({}, 'length'));
+    }
+  });
+
   it("ends with the usage chunk when asked for in OpenRouter's spelling, usage: {include: true}", () => {
     const { request } = clientFormat('chat').parse(
       { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, usage: { include: true } },

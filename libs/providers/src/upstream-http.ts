@@ -1,7 +1,8 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { EventSourceMessage } from 'eventsource-parser';
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { abortedError, UpstreamError } from './provider-adapter';
+import { SseReader, type SseDecoder } from './sse-reader';
 
 /** Connection-pool and timeout settings of one adapter's HTTP client. */
 export interface UpstreamHttpOptions {
@@ -18,8 +19,6 @@ export interface UpstreamHttpOptions {
   /** Max silence between body chunks (default 5 min). */
   bodyTimeoutMs?: number;
 }
-
-type ResponseBody = Dispatcher.ResponseData['body'];
 
 /**
  * The HTTP side shared by the openai and anthropic adapters: ONE keep-alive undici `Agent` per
@@ -56,16 +55,18 @@ export class UpstreamHttpClient {
   }
 
   /**
-   * POSTs JSON and yields the server-sent events of the 2xx response. Stopping the iteration
+   * POSTs JSON (`body()`, built then) on the first read and yields what `decoder` makes of the 2xx
+   * response's server-sent events, decoded as they arrive (`SseReader`). Stopping the iteration
    * early (or aborting) closes the response; reading it to the end keeps the socket reusable.
    */
-  async *postSse(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): AsyncGenerator<EventSourceMessage> {
-    const response = await this.post(url, { accept: 'text/event-stream', ...headers }, body, signal);
-    try {
-      yield* readSseEvents(response.body, signal);
-    } finally {
-      if (!response.body.readableEnded) response.body.destroy();
-    }
+  streamSse<T>(url: string, headers: Record<string, string>, body: () => unknown, signal: AbortSignal, decoder: SseDecoder<T>): AsyncIterableIterator<T> {
+    const open = async () => (await this.post(url, { accept: 'text/event-stream', ...headers }, body(), signal)).body;
+    return new SseReader(open, decoder, (error) => toUpstreamError(error, signal));
+  }
+
+  /** POSTs JSON on the first read and yields the server-sent events of the 2xx response, as `streamSse`. */
+  postSse(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): AsyncIterableIterator<EventSourceMessage> {
+    return this.streamSse(url, headers, () => body, signal, { event: (message) => [message] });
   }
 
   /**
@@ -235,23 +236,6 @@ export function retryAfterSeconds(header: string | string[] | undefined, now = D
   const seconds = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : (Date.parse(value) - now) / 1000;
   if (!Number.isFinite(seconds)) return undefined;
   return Math.min(3600, Math.max(0, seconds));
-}
-
-async function* readSseEvents(body: ResponseBody, signal: AbortSignal): AsyncGenerator<EventSourceMessage> {
-  const pending: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (event) => pending.push(event) });
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of body) {
-      parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
-      while (pending.length > 0) yield pending.shift()!;
-    }
-  } catch (err) {
-    throw toUpstreamError(err, signal);
-  }
-  parser.feed(decoder.decode());
-  parser.reset({ consume: true }); // dispatches a last event the server did not end with a blank line
-  yield* pending;
 }
 
 /**

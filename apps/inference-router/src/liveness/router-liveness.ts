@@ -3,7 +3,7 @@ import { HeartbeatFrame, Rpc } from '@gateway/contracts';
 import { JetStreamConnection, onTransportDisconnect } from '@gateway/platform';
 import type { Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
-import { Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import { RouterEnv } from '../router.env';
 
 /** The first heartbeat of a request: soon, so the edge learns which replica serves it. */
@@ -86,30 +86,13 @@ export class RouterLiveness implements OnApplicationBootstrap, OnApplicationShut
   }
 
   /**
-   * `source`'s values with this replica's heartbeat frames among them while it runs: the first
-   * after half a second (a quick answer sends none), then every `INFERENCE_HEARTBEAT_MS` (none
-   * when that is 0: unit tests that compare every frame).
+   * `source`'s values with this replica's heartbeat frames among them while it runs (see
+   * `heartbeatsTo`).
    */
   withHeartbeats<T>(source: Observable<T>): Observable<T | HeartbeatFrame> {
     if (this.env.INFERENCE_HEARTBEAT_MS <= 0) return source;
     return new Observable<T | HeartbeatFrame>((subscriber) => {
-      let every: NodeJS.Timeout | undefined;
-      const beat = () => {
-        if (!subscriber.closed) subscriber.next({ kind: 'heartbeat', router: this.id });
-      };
-      this.beats.add(beat);
-      const first = setTimeout(
-        () => {
-          beat();
-          every = setInterval(beat, this.env.INFERENCE_HEARTBEAT_MS);
-        },
-        Math.min(FIRST_HEARTBEAT_MS, this.env.INFERENCE_HEARTBEAT_MS),
-      );
-      const stop = () => {
-        clearTimeout(first);
-        clearInterval(every);
-        this.beats.delete(beat);
-      };
+      const stop = this.heartbeatsTo(subscriber);
       const subscription = source.subscribe({
         next: (value) => subscriber.next(value),
         error: (error: unknown) => {
@@ -126,5 +109,32 @@ export class RouterLiveness implements OnApplicationBootstrap, OnApplicationShut
         subscription.unsubscribe();
       };
     });
+  }
+
+  /**
+   * Sends this replica's heartbeat frames to `subscriber` until the returned function is called (or
+   * it closes): the first after half a second (a quick answer sends none), then every
+   * `INFERENCE_HEARTBEAT_MS` (none when that is 0: unit tests that compare every frame). For a
+   * producer that emits its frames itself, without an operator between it and its subscriber.
+   */
+  heartbeatsTo(subscriber: Subscriber<HeartbeatFrame>): () => void {
+    if (this.env.INFERENCE_HEARTBEAT_MS <= 0) return () => undefined;
+    let every: NodeJS.Timeout | undefined;
+    const beat = () => {
+      if (!subscriber.closed) subscriber.next({ kind: 'heartbeat', router: this.id });
+    };
+    this.beats.add(beat);
+    const first = setTimeout(
+      () => {
+        beat();
+        every = setInterval(beat, this.env.INFERENCE_HEARTBEAT_MS);
+      },
+      Math.min(FIRST_HEARTBEAT_MS, this.env.INFERENCE_HEARTBEAT_MS),
+    );
+    return () => {
+      clearTimeout(first);
+      clearInterval(every);
+      this.beats.delete(beat);
+    };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Rpc, TEXT_ROUTES, TextFrame, TextGenerationRequest } from '@gateway/contracts';
-import { Observable, Subscriber } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { CanonicalStreamEvent, Usage } from '@gateway/canonical';
 import { classifyDecisionModel, decisionVendor, ModelCatalog } from '@gateway/catalog';
 import { clientFormat, hidesReasoning, type RenderContext } from '@gateway/client-formats';
@@ -21,6 +21,12 @@ import { DomainError, ErrorCode } from '@gateway/errors';
 
 const REASONING_EXCLUDE = ':reasoning-exclude';
 
+/** Where a request's frames go: its subscriber, through the caller's `shape`. */
+interface FrameSink {
+  next(frame: TextFrame): void;
+  readonly closed: boolean;
+}
+
 /**
  * One text-generation call, whatever the client's format: parse, resolve the model, call its
  * routes (with fallback), render in the client's format — whole or as a stream — and publish
@@ -40,13 +46,22 @@ export class TextGenerationService {
     private readonly sealer: ReasoningSealer,
   ) {}
 
-  /** The request's frames; heartbeats among them while it runs (proof of life, whatever the upstream is doing). */
-  generate(request: TextGenerationRequest): Observable<TextFrame> {
-    return this.liveness.withHeartbeats(this.frames(request));
-  }
-
-  private frames(request: TextGenerationRequest): Observable<TextFrame> {
-    return new Observable<TextFrame>((subscriber) => {
+  /**
+   * The request's frames, each as `shape` makes it (the controller's wire form: no operator per
+   * frame), with heartbeats among them while it runs (proof of life, whatever the upstream is doing).
+   */
+  generate<Shaped = TextFrame>(
+    request: TextGenerationRequest,
+    shape: (frame: TextFrame) => Shaped | TextFrame = (frame) => frame,
+  ): Observable<Shaped | TextFrame> {
+    return new Observable<Shaped | TextFrame>((subscriber) => {
+      const stopBeats = this.liveness.heartbeatsTo(subscriber);
+      const out: FrameSink = {
+        next: (frame) => subscriber.next(shape(frame)),
+        get closed() {
+          return subscriber.closed;
+        },
+      };
       const abort = this.inflight.register(request.requestId);
       let settled = false;
       const call = {
@@ -59,24 +74,26 @@ export class TextGenerationService {
       void this.calls
         .run(
           call,
-          (outcome) => this.run(request, subscriber, abort.signal, outcome),
+          (outcome) => this.run(request, out, abort.signal, outcome),
           (error) => {
-            if (!subscriber.closed) subscriber.next({ ...errorReply(clientFormat(request.format), error, request.requestId), last: true });
+            if (!out.closed) out.next({ ...errorReply(clientFormat(request.format), error, request.requestId), last: true });
           },
         )
         .finally(() => {
           settled = true;
+          stopBeats();
           this.inflight.release(request.requestId, abort);
           subscriber.complete();
         });
       return () => {
+        stopBeats();
         // Only a subscriber that leaves before the work settled stops it: a finished request aborts nothing.
         if (!settled) abort.abort();
       };
     });
   }
 
-  private async run(request: TextGenerationRequest, out: Subscriber<TextFrame>, signal: AbortSignal, outcome: CallOutcome): Promise<void> {
+  private async run(request: TextGenerationRequest, out: FrameSink, signal: AbortSignal, outcome: CallOutcome): Promise<void> {
     const rawModel = typeof request.body.model === 'string' ? request.body.model : '';
     const excludeReasoning = rawModel.endsWith(REASONING_EXCLUDE);
     const modelId = excludeReasoning ? rawModel.slice(0, -REASONING_EXCLUDE.length) : rawModel;

@@ -21,6 +21,8 @@ interface ChunkMeta {
 
 export class ChatStreamEncoder implements StreamEncoder {
   private meta: ChunkMeta | undefined;
+  /** `data: ` and the chunks' JSON up to their delta (see `chunk`). */
+  private chunkPrefix: string | undefined;
   private finishSent = false;
   private usageSent = false;
   private pendingUsage: Usage | undefined;
@@ -33,8 +35,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   encode(event: CanonicalStreamEvent): string[] {
     if (this.closed) return [];
     if (event.type === 'start') return this.start(event);
-    const frames = this.meta ? [] : this.start(undefined);
-    return [...frames, ...this.encodeAfterStart(event)];
+    if (this.meta) return this.encodeAfterStart(event);
+    return [...this.start(undefined), ...this.encodeAfterStart(event)];
   }
 
   finish(): string[] {
@@ -126,20 +128,16 @@ export class ChatStreamEncoder implements StreamEncoder {
     return { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model };
   }
 
+  /**
+   * One chunk's frame: its JSON is the envelope, then `choices`, then (with include_usage) `usage`,
+   * as `JSON.stringify` of that object would write it; the envelope's part is written once per
+   * stream (`chunkPrefix`), not for every delta.
+   */
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null, logprobs?: TokenLogprob[]): string {
-    const chunk: Record<string, unknown> = {
-      ...this.envelope(),
-      choices: [
-        {
-          index: 0,
-          delta,
-          logprobs: logprobs ? { content: logprobsWithBytes(logprobs), refusal: null } : null,
-          finish_reason: finishReason,
-        },
-      ],
-    };
+    this.chunkPrefix ??= `data: ${JSON.stringify(this.envelope()).slice(0, -1)},"choices":[{"index":0,"delta":`;
+    const logprobsJson = logprobs ? JSON.stringify({ content: logprobsWithBytes(logprobs), refusal: null }) : 'null';
     // With include_usage, OpenAI marks every chunk but the last with `usage: null`.
-    if (this.context.request.includeUsage) chunk.usage = null;
-    return dataFrame(chunk);
+    const usage = this.context.request.includeUsage ? ',"usage":null' : '';
+    return `${this.chunkPrefix}${JSON.stringify(delta)},"logprobs":${logprobsJson},"finish_reason":${JSON.stringify(finishReason)}}]${usage}}\n\n`;
   }
 }

@@ -41,8 +41,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
   encode(event: CanonicalStreamEvent): string[] {
     if (this.closed) return [];
     if (event.type === 'start') return this.start(event);
-    const frames = this.started ? [] : this.start(undefined);
-    return [...frames, ...this.encodeAfterStart(event)];
+    if (this.started) return this.encodeAfterStart(event);
+    return [...this.start(undefined), ...this.encodeAfterStart(event)];
   }
 
   finish(): string[] {

@@ -72,8 +72,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   encode(event: CanonicalStreamEvent): string[] {
     if (this.closed) return [];
     if (event.type === 'start') return this.start(event);
-    const frames = this.meta ? [] : this.start(undefined);
-    return [...frames, ...this.encodeAfterStart(event)];
+    if (this.meta) return this.encodeAfterStart(event);
+    return [...this.start(undefined), ...this.encodeAfterStart(event)];
   }
 
   finish(): string[] {

@@ -5,6 +5,8 @@ import { AnthropicStreamMapper, formatToolName, fromAnthropicResponse, toAnthrop
 import { toAnthropicCountRequest } from './anthropic-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
 
+const NONE: readonly CanonicalStreamEvent[] = [];
+
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -24,16 +26,18 @@ export class AnthropicAdapter implements ProviderAdapter {
     return fromAnthropicResponse(response, request, formatToolName(request, native));
   }
 
-  async *stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
+  stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
     const native = route.structuredOutputs === true;
-    const body = toAnthropicRequest(request, route.upstreamModel, true, native);
     const mapper = new AnthropicStreamMapper(request, formatToolName(request, native));
-    for await (const event of this.http.postSse(messagesUrl(route), anthropicHeaders(route, request), body, signal)) {
-      // After message_stop, read on to the end of the body so the socket goes back to the pool.
-      if (mapper.done) continue;
-      yield* mapper.map(parseEvent(event.data));
-    }
-    mapper.end(); // throws if the stream was cut off before message_delta
+    const body = () => toAnthropicRequest(request, route.upstreamModel, true, native);
+    return this.http.streamSse(messagesUrl(route), anthropicHeaders(route, request), body, signal, {
+      // After message_stop, read on to the end of the body (ignoring what follows) so the socket goes back to the pool.
+      event: (event) => (mapper.done ? NONE : mapper.map(parseEvent(event.data))),
+      end: () => {
+        mapper.end(); // throws if the stream was cut off before message_delta
+        return NONE;
+      },
+    });
   }
 
   /** Anthropic's `POST /v1/messages/count_tokens`; a compatible server without it answers 404 (undefined: the router counts). */

@@ -23,6 +23,8 @@ import { openAIVideos } from './openai-video';
 import { openAISpeech } from './openai-speech';
 import type { SpeechCall, SpeechStream } from '@gateway/canonical';
 
+const NONE: readonly CanonicalStreamEvent[] = [];
+
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /** OpenAI Chat Completions, and any server that speaks it (vLLM, Ollama, OpenRouter, Azure-style proxies…). */
@@ -39,21 +41,21 @@ export class OpenAIAdapter implements ProviderAdapter {
     return fromOpenAIResponse(response, request);
   }
 
-  async *stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
-    const body = toOpenAIRequest(request, route.upstreamModel, true);
+  stream(route: UpstreamRoute, request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalStreamEvent> {
     const mapper = new OpenAIStreamMapper(request);
     let done = false;
-    for await (const event of this.http.postSse(chatCompletionsUrl(route), authHeaders(route), body, signal)) {
-      // Keep reading after [DONE] instead of breaking, so the body ends cleanly and the socket goes back to the pool.
-      if (done) continue;
-      if (event.data.trim() === '[DONE]') {
-        done = true;
-        yield* mapper.end();
-        continue;
-      }
-      yield* mapper.map(parseChunk(event.data));
-    }
-    if (!done) yield* mapper.end(); // servers that omit [DONE]; end() throws if the stream was cut short
+    return this.http.streamSse(chatCompletionsUrl(route), authHeaders(route), () => toOpenAIRequest(request, route.upstreamModel, true), signal, {
+      event: (event) => {
+        // Read on after [DONE] (ignoring what follows) instead of closing, so the body ends cleanly and the socket goes back to the pool.
+        if (done) return NONE;
+        if (event.data.trim() === '[DONE]') {
+          done = true;
+          return mapper.end();
+        }
+        return mapper.map(parseChunk(event.data));
+      },
+      end: () => (done ? NONE : mapper.end()), // servers that omit [DONE]; end() throws if the stream was cut short
+    });
   }
 
   /** OpenAI's `POST /responses/input_tokens`; compatible servers without it answer 404 (undefined: the router counts). */
