@@ -23,7 +23,7 @@ const NO_MORE: IteratorResult<never> = Object.freeze({ done: true, value: undefi
  * chain of async generators (the body's iterator, the SSE parser's, the adapter's) cost one per
  * layer and item. The request goes out on the first `next()` (`open`: its failure is that call's);
  * a failure of the body or of `decoder` reaches the reader after the items before it; `return()`
- * (a `for await` left early) closes the body. Reads nothing at once: `next()` is called again only
+ * (a `for await` left early) closes the body. One read at a time: `next()` is called again only
  * once the previous call settled, as `for await` does.
  */
 export class SseReader<T> implements AsyncIterableIterator<T> {
