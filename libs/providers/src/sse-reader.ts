@@ -11,6 +11,9 @@ export interface SseDecoder<T> {
   end?(): readonly T[];
 }
 
+/** What a decoder returns for an event that yields nothing (shared: never written to). */
+export const NO_ITEMS: readonly never[] = [];
+
 /** Items held before the body is paused: a reader that stops pulling does not buffer the upstream's whole answer. */
 const HIGH_WATER_ITEMS = 256;
 
@@ -121,7 +124,7 @@ export class SseReader<T> implements AsyncIterableIterator<T> {
     try {
       // An event the body ends in the middle of (no blank line after it) is not dispatched, as the SSE standard says.
       this.parser.feed(this.text.decode());
-      this.hold(this.decoder.end?.() ?? []);
+      this.hold(this.decoder.end?.() ?? NO_ITEMS);
     } catch (error) {
       return this.fail(error);
     }

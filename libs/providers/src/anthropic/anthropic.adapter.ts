@@ -1,11 +1,10 @@
 import type { CanonicalRequest, CanonicalResponse, CanonicalStreamEvent } from '@gateway/canonical';
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
+import { NO_ITEMS } from '../sse-reader';
 import { AnthropicStreamMapper, formatToolName, fromAnthropicResponse, toAnthropicRequest, type AnthropicStreamEvent } from './anthropic-mapping';
 import { toAnthropicCountRequest } from './anthropic-token-count';
 import { inputTokensOf, unlessNotServed } from '../upstream-count';
-
-const NONE: readonly CanonicalStreamEvent[] = [];
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -32,10 +31,10 @@ export class AnthropicAdapter implements ProviderAdapter {
     const body = () => toAnthropicRequest(request, route.upstreamModel, true, native);
     return this.http.streamSse(messagesUrl(route), anthropicHeaders(route, request), body, signal, {
       // After message_stop, read on to the end of the body (ignoring what follows) so the socket goes back to the pool.
-      event: (event) => (mapper.done ? NONE : mapper.map(parseEvent(event.data))),
+      event: (event) => (mapper.done ? NO_ITEMS : mapper.map(parseEvent(event.data))),
       end: () => {
         mapper.end(); // throws if the stream was cut off before message_delta
-        return NONE;
+        return NO_ITEMS;
       },
     });
   }

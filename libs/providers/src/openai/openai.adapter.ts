@@ -5,6 +5,7 @@ import { fromOpenAIAudio, openAIAudioBody, openAIAudioEvents } from './openai-au
 import type { ProviderAdapter, UpstreamRoute } from '../provider-adapter';
 import { countTextsTokens } from '../token-count';
 import { UpstreamHttpClient, joinUrl, malformedResponse, type UpstreamHttpOptions } from '../upstream-http';
+import { NO_ITEMS } from '../sse-reader';
 import {
   fromOpenAIEmbeddings,
   fromOpenAIImages,
@@ -22,8 +23,6 @@ import { inputTokensOf, unlessNotServed } from '../upstream-count';
 import { openAIVideos } from './openai-video';
 import { openAISpeech } from './openai-speech';
 import type { SpeechCall, SpeechStream } from '@gateway/canonical';
-
-const NONE: readonly CanonicalStreamEvent[] = [];
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -47,14 +46,14 @@ export class OpenAIAdapter implements ProviderAdapter {
     return this.http.streamSse(chatCompletionsUrl(route), authHeaders(route), () => toOpenAIRequest(request, route.upstreamModel, true), signal, {
       event: (event) => {
         // Read on after [DONE] (ignoring what follows) instead of closing, so the body ends cleanly and the socket goes back to the pool.
-        if (done) return NONE;
+        if (done) return NO_ITEMS;
         if (event.data.trim() === '[DONE]') {
           done = true;
           return mapper.end();
         }
         return mapper.map(parseChunk(event.data));
       },
-      end: () => (done ? NONE : mapper.end()), // servers that omit [DONE]; end() throws if the stream was cut short
+      end: () => (done ? NO_ITEMS : mapper.end()), // servers that omit [DONE]; end() throws if the stream was cut short
     });
   }
 
