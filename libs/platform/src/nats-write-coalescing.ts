@@ -124,6 +124,8 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
       flushWhenFull();
     },
     grew: (bytes) => {
+      // What is added while the tasks run leaves in the write they run before.
+      if (runningTasks) return;
       heldBytes += bytes;
       flushWhenFull();
     },

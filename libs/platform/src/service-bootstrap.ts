@@ -5,7 +5,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { splitList } from './config';
 import { NATS_RECONNECT_OPTIONS } from './connection-resilience';
 import { DtoValidationPipe, RpcDomainExceptionFilter } from './rpc';
-import { closeOnShutdownSignals, GracefulShutdown, ObservabilityModule, RpcObservabilityInterceptor, setupObservability } from './observability';
+import { closeOnShutdownSignals, GracefulShutdown, ObservabilityModule, setupObservability } from './observability';
 import { NatsTransportServer } from './nats-transport/server';
 
 export interface ServiceBootstrapOptions {
@@ -52,13 +52,14 @@ async function startService(options: ServiceBootstrapOptions, logger: Logger): P
   // Registered before the microservice is connected, which copies the app's config.
   app.useGlobalPipes(new DtoValidationPipe());
   app.useGlobalFilters(new RpcDomainExceptionFilter());
-  app.useGlobalInterceptors(new RpcObservabilityInterceptor(shutdown));
   const server = new NatsTransportServer({
     servers: splitList(options.natsUrl),
     ...NATS_RECONNECT_OPTIONS,
     queue: options.queue,
     serves: options.serves,
     name: options.name,
+    // Each handled message's server span and work-in-progress count (no Nest interceptor: see there).
+    observability: shutdown,
   });
   app.connectMicroservice<CustomStrategy>({ strategy: server }, { inheritAppConfig: true });
   // First of the drain tasks: new requests go to the other replicas of the queue group.

@@ -15,6 +15,14 @@ import type { TextFrame } from './text-generation.messages';
  *   request with `rawFrames` gets its stream's events as raw `sse-bytes` frames instead of `sse`
  *   ones: byte 0x1E, the frame's JSON without the events, a line feed, the events' bytes (the
  *   platform's `RawFrame`); every other frame stays JSON.
+ * - bundles: a request with the header `Gateway-Frames: bundle` (the edge's, on every stream
+ *   request) says its caller takes several streams' frames in one message. The router then sends
+ *   each of its frames, in order, inside a bundle published to the reply subject's prefix with the
+ *   last token `_b` (`<inbox prefix>._b`), one per caller per turn of its event loop: byte 0x1D,
+ *   then per frame its reply subject's last token, a space, its length in UTF-8 bytes in decimal, a
+ *   line feed and the message data it would have had alone. A frame over 64 Ki characters still
+ *   goes alone to its reply subject, after the bundle holding the frames before it
+ *   (`libs/platform/src/nats-transport/frame-bundles.ts`).
  * - a NATS "no responders" status message (503, empty data) on the reply subject means no router is
  *   subscribed.
  *

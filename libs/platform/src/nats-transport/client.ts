@@ -1,8 +1,10 @@
 import { EventContract, ReplyOf, RequestContract, RequestOf, StreamContract, type StreamFrame } from '@gateway/contracts';
-import { createInbox, type Msg, type NatsConnection } from 'nats';
+import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
+import { Logger } from '@nestjs/common';
 import { TimeoutError } from 'rxjs';
 import { traceHeaders } from '../observability/tracing';
 import { decodeFrame, isErrorFrame } from './wire';
+import { BUNDLE_TOKEN, forEachBundledFrame, withBundleOptIn } from './frame-bundles';
 import { ErrorCode } from '@gateway/errors';
 
 /** Something that holds a NATS connection (JetStreamConnection, NatsClientConnection). */
@@ -22,19 +24,31 @@ export const NO_RESPONDERS = { code: 'NO_RESPONDERS' } as const;
 /** A frame as it reaches a stream's handler: the contract's frames (a raw one as its head with its bytes, see `RawFrame`), the end, or an error (the sender's, no responders, or a frame that is neither JSON nor raw). */
 export type ReceivedFrame<Reply> = Exclude<StreamFrame<Reply>, { kind: 'error' }> | { kind: 'error'; error: unknown };
 
+const logger = new Logger('NatsRpcClient');
+
 const NOT_JSON = { kind: 'error', error: { code: ErrorCode.Internal, message: 'The service sent a frame that is neither JSON nor a raw frame' } } as const;
+
+/** A reply as a handler gets it: a message's data and headers, or one frame of a bundle (no headers). */
+interface ReplyMessage {
+  readonly data: Uint8Array;
+  readonly headers?: MsgHdrs;
+}
 
 /**
  * The client side of the gateway's NATS wire (see `wire.ts`), on plain nats.js: the contract from
  * the `Rpc` table types the payload and the reply. Replies come to one wildcard subscription per
  * connection (`<inbox prefix>.*`, made on first use) and are told apart by the reply subject's
- * last token: no subscription per request. Replies to a closed exchange find no handler and are
- * dropped. Messages go out on one connection, in order: a cancel cannot overtake its request.
+ * last token: no subscription per request. A stream request says it takes bundles
+ * (`frame-bundles.ts`): its frames may come with other streams' in one message on
+ * `<inbox prefix>._b`, each delivered as if it had come alone. Replies to a closed exchange find
+ * no handler and are dropped. Messages go out on one connection, in order: a cancel cannot
+ * overtake its request.
  */
 export class NatsRpcClient {
   private prefix?: string;
   private sequence = 0;
-  private readonly handlers = new Map<string, (message: Msg) => void>();
+  /** By the reply subject's last token. */
+  private readonly handlers = new Map<string, (reply: ReplyMessage) => void>();
 
   constructor(private readonly source: NatsConnectionSource) {}
 
@@ -80,7 +94,7 @@ export class NatsRpcClient {
    */
   stream<C extends StreamContract>(contract: C, payload: RequestOf<C> | string, onFrame: (frame: ReceivedFrame<ReplyOf<C>>) => void): ReplyExchange {
     const data = typeof payload === 'string' ? payload : JSON.stringify(payload);
-    return this.exchange(contract.subject, data, (message) => onFrame(this.frame<ReplyOf<C>>(message)));
+    return this.exchange(contract.subject, data, (message) => onFrame(this.frame<ReplyOf<C>>(message)), true);
   }
 
   /** A message nobody answers, on the same connection as the requests. Throws when the connection is closed. */
@@ -98,20 +112,21 @@ export class NatsRpcClient {
     });
   }
 
-  private exchange(subject: string, data: string, onReply: (message: Msg) => void): ReplyExchange {
+  private exchange(subject: string, data: string, onReply: (reply: ReplyMessage) => void, bundled = false): ReplyExchange {
     const nats = this.source.nats;
-    const reply = `${this.ensurePrefix(nats)}.${(this.sequence++).toString(36)}`;
-    this.handlers.set(reply, onReply);
+    const token = (this.sequence++).toString(36);
+    const reply = `${this.ensurePrefix(nats)}.${token}`;
+    this.handlers.set(token, onReply);
     try {
-      nats.publish(subject, data, { reply, headers: traceHeaders() });
+      nats.publish(subject, data, { reply, headers: bundled ? withBundleOptIn(traceHeaders()) : traceHeaders() });
     } catch (error) {
-      this.handlers.delete(reply);
+      this.handlers.delete(token);
       throw error;
     }
-    return { close: () => void this.handlers.delete(reply) };
+    return { close: () => void this.handlers.delete(token) };
   }
 
-  private frame<Reply>(message: Msg): ReceivedFrame<Reply> {
+  private frame<Reply>(message: ReplyMessage): ReceivedFrame<Reply> {
     if (isNoResponders(message)) return { kind: 'error', error: NO_RESPONDERS };
     try {
       return decodeFrame(message.data) as ReceivedFrame<Reply>;
@@ -123,9 +138,18 @@ export class NatsRpcClient {
   private ensurePrefix(nats: NatsConnection): string {
     if (this.prefix) return this.prefix;
     const prefix = createInbox();
+    const tokenAt = prefix.length + 1;
     nats.subscribe(`${prefix}.*`, {
       callback: (error, message) => {
-        if (!error) this.handlers.get(message.subject)?.(message);
+        if (error) return;
+        const token = message.subject.slice(tokenAt);
+        if (token !== BUNDLE_TOKEN) return this.handlers.get(token)?.(message);
+        try {
+          forEachBundledFrame(message.data, (frameToken, frame) => this.handlers.get(frameToken)?.({ data: frame }));
+        } catch (failure) {
+          // The sender's fault: what follows the bad entry cannot be told apart; those streams end by their silence timeouts.
+          logger.error(`A malformed frame bundle on ${message.subject}: ${(failure as Error).message}`);
+        }
       },
     });
     this.prefix = prefix;
@@ -134,6 +158,6 @@ export class NatsRpcClient {
 }
 
 /** A NATS "no responders" status message: nobody is subscribed to the request's subject. */
-export function isNoResponders(message: Msg): boolean {
+export function isNoResponders(message: ReplyMessage | Msg): boolean {
   return message.data.length === 0 && message.headers?.code === 503;
 }

@@ -1,4 +1,5 @@
 export * from './wire';
+export * from './frame-bundles';
 export * from './client';
 export * from './server';
 export * from './validators';

@@ -1,10 +1,11 @@
 import { type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
 import { DomainError, ErrorCode } from '@gateway/errors';
-import { connect, type NatsConnection } from 'nats';
+import { connect, createInbox, type NatsConnection } from 'nats';
 import { Observable, type Subscriber, TimeoutError } from 'rxjs';
 import { NatsRpcClient, NO_RESPONDERS, type ReceivedFrame } from './client';
 import { NatsTransportServer } from './server';
-import { RawFrame } from './wire';
+import { decodeFrame, RawFrame } from './wire';
+import { BUNDLE_TOKEN, forEachBundledFrame, MAX_BUNDLE_LENGTH } from './frame-bundles';
 
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startTestNatsServer, type TestNatsServer } from '../../../../tools/jest/nats-test-server';
@@ -38,6 +39,8 @@ describe('NATS transport (server and client on a real NATS server)', () => {
         new Observable((subscriber) => {
           if (payload.body.model === 'burst') return burst(subscriber);
           if (payload.body.model === 'big') return big(subscriber);
+          if (payload.body.model === 'together') return together(subscriber);
+          if (payload.body.model === 'huge') return huge(subscriber);
           subscriber.next({ kind: 'json', status: 200, body: payload.body });
           subscriber.next({ kind: 'sse', frames: ['data: [DONE]'] });
           // Text that JSON would escape, a line feed and bytes beyond ASCII, as they are.
@@ -151,6 +154,66 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     }
   });
 
+  it('counts a handled stream as work in progress until its last frame is sent, and a failed one until its error frame', async () => {
+    let active = 0;
+    const observed = new NatsTransportServer({
+      servers: url,
+      queue: 'transport-test',
+      serves: (subject) => subject === Subjects.inferenceEmbeddings,
+      observability: {
+        beginWork: () => {
+          active++;
+          return () => active--;
+        },
+      },
+    });
+    let finishStream: (() => void) | undefined;
+    observed.addHandler(
+      Subjects.inferenceEmbeddings,
+      async (payload: { body: { model: string } }) =>
+        new Observable((subscriber) => {
+          subscriber.next({ kind: 'heartbeat' });
+          if (payload.body.model === 'fails') return subscriber.error({ code: ErrorCode.Internal, message: 'Internal error' });
+          finishStream = () => subscriber.complete();
+        }),
+    );
+    await listen(observed);
+    try {
+      const media = { accountId: 'acc_1', keyId: 'key_1', keyType: 'master', maskedKey: 'ek-…abcd', ip: '127.0.0.1', requestId: 'req_1' };
+      const frames: ReceivedFrame<unknown>[] = [];
+      const ended = new Promise<void>((resolve) => {
+        const exchange = client.stream(Rpc.inferenceEmbeddings, JSON.stringify({ ...media, body: { model: 'e', input: 'x' } }), (frame) => {
+          frames.push(frame);
+          if ((frame as { kind: string }).kind === 'end') {
+            exchange.close();
+            resolve();
+          }
+        });
+      });
+      await waitFor(() => frames.length === 1);
+      expect(active).toBe(1);
+      finishStream?.();
+      await ended;
+      expect(active).toBe(0);
+      expect(frames).toEqual([{ kind: 'heartbeat' }, { kind: 'end' }]);
+
+      const failed = await new Promise<ReceivedFrame<unknown>[]>((resolve) => {
+        const received: ReceivedFrame<unknown>[] = [];
+        const exchange = client.stream(Rpc.inferenceEmbeddings, JSON.stringify({ ...media, body: { model: 'fails', input: 'x' } }), (frame) => {
+          received.push(frame);
+          if ((frame as { kind: string }).kind === 'error') {
+            exchange.close();
+            resolve(received);
+          }
+        });
+      });
+      expect(failed).toEqual([{ kind: 'heartbeat' }, { kind: 'error', error: { code: ErrorCode.Internal, message: 'Internal error' } }]);
+      expect(active).toBe(0);
+    } finally {
+      await observed.close();
+    }
+  });
+
   it("streams a stream contract's frames, then exactly one end frame; a refused payload is the stream's one error frame", async () => {
     const request = { ...textRequest, body: { model: 'sim' } };
     const frames = await collect(JSON.stringify(request));
@@ -192,6 +255,76 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     expect(events.reduce((sum, frame) => sum + frame.events, 0)).toBe(100);
     expect(events.map((frame) => Buffer.from(frame.body).toString('utf8')).join('')).toBe(bigText);
     expect(frames[frames.length - 1]).toEqual({ kind: 'end' });
+  });
+
+  it("sends the frames of several streams of one caller in one message per turn, each stream's in order, and each reaches its own exchange", async () => {
+    const spy = await connect({ servers: url });
+    const messages: { subject: string; data: Uint8Array }[] = [];
+    const inboxes = spy.subscribe('_INBOX.>', { callback: (_error, message) => messages.push({ subject: message.subject, data: message.data }) });
+    await spy.flush();
+    try {
+      const streams = await Promise.all(
+        ['s0', 's1', 's2'].map((id) => collect(JSON.stringify({ ...textRequest, requestId: id, body: { model: 'together' } }))),
+      );
+      // Each stream got its own frames, in the order sent, its end last.
+      for (const frames of streams) {
+        expect(frames.map((frame) => (frame as { kind: string }).kind)).toEqual(['heartbeat', 'json', 'sse-bytes', 'end']);
+        const body = (frames[1] as { body: { stream: number } }).body;
+        expect(Buffer.from((frames[2] as { body: Uint8Array }).body).toString('utf8')).toBe(`data: ${body.stream}\n\n`);
+      }
+      expect(streams.map((frames) => (frames[1] as { body: { stream: number } }).body.stream).sort()).toEqual([0, 1, 2]);
+      // On the wire: the three streams' frames, emitted in one turn, crossed as one bundle. (The
+      // NATS server routed them to the spy before they reached the client: the spy's flush answer
+      // comes after them.)
+      await spy.flush();
+      expect(messages).toHaveLength(1);
+      expect(messages[0].subject).toMatch(new RegExp(`\\.${BUNDLE_TOKEN}$`));
+      const tokens: string[] = [];
+      forEachBundledFrame(messages[0].data, (token) => tokens.push(token));
+      expect(tokens).toHaveLength(12);
+      expect(new Set(tokens).size).toBe(3);
+    } finally {
+      inboxes.unsubscribe();
+      await spy.close();
+    }
+  });
+
+  it('sends a caller that does not take bundles one message per frame, on its reply subject', async () => {
+    const inbox = createInbox();
+    const messages: { subject: string; frame: unknown }[] = [];
+    const done = new Promise<void>((resolve) =>
+      connection.subscribe(inbox, {
+        callback: (_error, message) => {
+          const frame = decodeFrame(message.data);
+          messages.push({ subject: message.subject, frame });
+          if ((frame as { kind: string }).kind === 'end') resolve();
+        },
+      }),
+    );
+    connection.publish(Subjects.inferenceText, JSON.stringify({ ...textRequest, body: { model: 'huge' } }), { reply: inbox });
+    await done;
+    expect(messages.map(({ subject }) => subject)).toEqual([inbox, inbox, inbox, inbox]);
+    expect(messages.map(({ frame }) => (frame as { kind: string }).kind)).toEqual(['heartbeat', 'json', 'heartbeat', 'end']);
+  });
+
+  it('sends a frame too long for a bundle alone, after the bundle that holds the frames before it, and the rest in the next', async () => {
+    const spy = await connect({ servers: url });
+    const subjects: string[] = [];
+    const inboxes = spy.subscribe('_INBOX.>', { callback: (_error, message) => subjects.push(message.subject) });
+    await spy.flush();
+    try {
+      const frames = await collect(JSON.stringify({ ...textRequest, body: { model: 'huge' } }));
+      expect(frames.map((frame) => (frame as { kind: string }).kind)).toEqual(['heartbeat', 'json', 'heartbeat', 'end']);
+      expect((frames[1] as { body: string }).body).toHaveLength(MAX_BUNDLE_LENGTH + 1);
+      await spy.flush();
+      expect(subjects).toHaveLength(3);
+      expect(subjects[0]).toMatch(new RegExp(`\\.${BUNDLE_TOKEN}$`));
+      expect(subjects[1]).not.toMatch(new RegExp(`\\.${BUNDLE_TOKEN}$`));
+      expect(subjects[2]).toMatch(new RegExp(`\\.${BUNDLE_TOKEN}$`));
+    } finally {
+      inboxes.unsubscribe();
+      await spy.close();
+    }
   });
 
   function collect(payload: string): Promise<ReceivedFrame<unknown>[]> {
@@ -256,6 +389,27 @@ const bigText = Array.from({ length: 100 }, (_, i) => bigEvent(i)).join('');
 /** 100 joinable frames of 1,000 characters each, all in one turn. */
 function big(subscriber: Subscriber<unknown>): void {
   for (let i = 0; i < 100; i++) subscriber.next(new JoiningFrame({ kind: 'sse-bytes', events: 1, outputTokens: i + 1 }, bigEvent(i)));
+  subscriber.complete();
+}
+
+const waiting: Subscriber<unknown>[] = [];
+
+/** Three streams emit together: once the third has arrived, each stream's frames in one turn, in turns of the streams. */
+function together(subscriber: Subscriber<unknown>): void {
+  waiting.push(subscriber);
+  if (waiting.length < 3) return;
+  const streams = waiting.splice(0);
+  streams.forEach((stream) => stream.next({ kind: 'heartbeat' }));
+  streams.forEach((stream, i) => stream.next({ kind: 'json', status: 200, body: { stream: i } }));
+  streams.forEach((stream, i) => stream.next(new JoiningFrame({ kind: 'sse-bytes', events: 1, outputTokens: 1 }, `data: ${i}\n\n`)));
+  streams.forEach((stream) => stream.complete());
+}
+
+/** A heartbeat, a JSON frame over the bundle limit, another heartbeat, the end: all in one turn. */
+function huge(subscriber: Subscriber<unknown>): void {
+  subscriber.next({ kind: 'heartbeat' });
+  subscriber.next({ kind: 'json', status: 200, body: 'x'.repeat(MAX_BUNDLE_LENGTH + 1) });
+  subscriber.next({ kind: 'heartbeat' });
   subscriber.complete();
 }
 

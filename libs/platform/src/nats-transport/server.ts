@@ -1,13 +1,16 @@
 import { CustomTransportStrategy, MessageHandler, NatsContext, Server } from '@nestjs/microservices';
 import { RPC_CONTRACTS, RpcContract } from '@gateway/contracts';
 import type { ValidateFunction } from 'ajv';
-import { connect, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { connect, type ConnectionOptions, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import { context as otelContext, SpanKind, trace } from '@opentelemetry/api';
 import { isObservable, type Observable } from 'rxjs';
 import { natsLivenessCheck } from '../connection-resilience';
 import { beforeNextWrite, coalesceNatsWrites, heldGrew } from '../nats-write-coalescing';
 import { decodeJson, encodeFrame, END_FRAME_JSON, errorFrame, invalidPayload, RawFrame } from './wire';
 import { payloadValidator } from './validators';
-import { ErrorCode } from '@gateway/errors';
+import { FrameBundler, takesBundles } from './frame-bundles';
+import { ErrorCode, isDomainErrorPayload } from '@gateway/errors';
+import { extractNatsTraceContext, gatewayTracer, recordSpanError } from '../observability/tracing';
 
 export interface NatsTransportOptions extends ConnectionOptions {
   /** Queue group of the service's handlers, unless their contract says otherwise. */
@@ -18,6 +21,17 @@ export interface NatsTransportOptions extends ConnectionOptions {
    * does, the NATS server answers its callers "no responders" at once.
    */
   serves?: (subject: string) => boolean;
+  /**
+   * Traces and counts what the handlers do: each message handled in a server span (the caller's
+   * trace continued) and counted as work in progress (`beginWork`, the service's GracefulShutdown)
+   * until its reply, or its stream's last frame, is sent.
+   */
+  observability?: { beginWork(): () => void };
+}
+
+/** A caller's mistake (bad payload, unknown key...) is an answer, not a failure of the handler: an unexpected error, or a back-end that is down, is. */
+function isFailure(failure: unknown): boolean {
+  return !isDomainErrorPayload(failure) || failure.code === ErrorCode.Internal || failure.code === ErrorCode.ServiceUnavailable;
 }
 
 const contractsBySubject = new Map<string, RpcContract>(RPC_CONTRACTS.map((contract) => [contract.subject, contract]));
@@ -46,6 +60,7 @@ export function onTransportDisconnect(listener: () => void): () => void {
  */
 export class NatsTransportServer extends Server implements CustomTransportStrategy {
   private connection?: NatsConnection;
+  private bundler?: FrameBundler;
   private readonly subscriptions: Subscription[] = [];
 
   constructor(private readonly options: NatsTransportOptions) {
@@ -54,7 +69,11 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
 
   async listen(callback: (error?: unknown) => void): Promise<void> {
     try {
-      this.connection = coalesceNatsWrites(await connect({ ...this.options, queue: undefined, serves: undefined } as ConnectionOptions));
+      const connection = coalesceNatsWrites(
+        await connect({ ...this.options, queue: undefined, serves: undefined, observability: undefined } as ConnectionOptions),
+      );
+      this.connection = connection;
+      this.bundler = new FrameBundler(connection, (subject, data) => this.publish(connection, subject, data));
       natsLivenessCheck('nats', this.connection);
       void this.watchDisconnects(this.connection);
       const serves = this.options.serves ?? (() => true);
@@ -80,6 +99,16 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
   async close(): Promise<void> {
     await this.connection?.close();
     this.connection = undefined;
+    this.bundler = undefined;
+  }
+
+  private publish(connection: NatsConnection, to: string, data: string): void {
+    try {
+      connection.publish(to, data);
+    } catch (error) {
+      // The connection is closed: the caller's own timeout ends the request there.
+      this.logger.warn(`reply to ${to} not sent: ${(error as Error).message}`);
+    }
   }
 
   on(): never {
@@ -115,14 +144,13 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
     stream: boolean,
   ): void {
     const to = handler.isEventHandler ? undefined : message.reply;
-    const send = (json: string) => {
+    // A stream whose caller takes bundles (`frame-bundles.ts`) sends every frame, in order, in the
+    // bundle its caller's frames share this turn.
+    const bundled = to && stream && takesBundles(message.headers) ? this.bundler?.senderTo(to) : undefined;
+    const send = (data: string) => {
       if (!to) return;
-      try {
-        connection.publish(to, json);
-      } catch (error) {
-        // The connection is closed: the caller's own timeout ends the request there.
-        this.logger.warn(`${subject} reply not sent: ${(error as Error).message}`);
-      }
+      if (bundled) bundled(data);
+      else this.publish(connection, to, data);
     };
     let payload: unknown;
     try {
@@ -135,9 +163,55 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
       return send(JSON.stringify({ kind: 'error', error: invalidPayload(subject, validate.errors) }));
     }
     const context = new NatsContext([message.subject, message.headers]);
+    this.observed(subject, message.headers, (finish) => this.run(connection, subject, handler, payload, context, stream, send, finish));
+  }
+
+  /**
+   * Runs `run` in the message's server span (named after the subject, continuing the caller's trace
+   * from its headers; active while the handler and any stream it returns run) and counted as work in
+   * progress until `run` calls `finish` (with the failure, if the handler failed), when the server
+   * has `observability`; as it is otherwise. Done here rather than by a Nest interceptor: one adds
+   * five rxjs subscribers (Nest's interceptor chain) between a stream and the wire, per frame.
+   */
+  private observed(subject: string, headers: MsgHdrs | undefined, run: (finish: (failure?: unknown) => void) => void): void {
+    const observability = this.options.observability;
+    if (!observability) return run(() => undefined);
+    const parent = extractNatsTraceContext(headers);
+    const span = gatewayTracer().startSpan(
+      subject,
+      { kind: SpanKind.SERVER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } },
+      parent,
+    );
+    const endWork = observability.beginWork();
+    let finished = false;
+    const finish = (failure?: unknown) => {
+      if (finished) return;
+      finished = true;
+      if (failure !== undefined && isFailure(failure))
+        recordSpanError(span, isDomainErrorPayload(failure) ? new Error(`${failure.code}: ${failure.message}`) : failure);
+      span.end();
+      endWork();
+    };
+    otelContext.with(trace.setSpan(parent, span), () => run(finish));
+  }
+
+  private run(
+    connection: NatsConnection,
+    subject: string,
+    handler: MessageHandler,
+    payload: unknown,
+    context: NatsContext,
+    stream: boolean,
+    send: (data: string) => void,
+    finish: (failure?: unknown) => void,
+  ): void {
     if (handler.isEventHandler) {
-      void this.handleEvent(subject, { pattern: subject, data: payload }, context).catch((failure: unknown) =>
-        this.logger.error(`${subject}: ${String(failure)}`),
+      void this.handleEvent(subject, { pattern: subject, data: payload }, context).then(
+        () => finish(),
+        (failure: unknown) => {
+          finish(failure);
+          this.logger.error(`${subject}: ${String(failure)}`);
+        },
       );
       return;
     }
@@ -147,7 +221,8 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
         const result: unknown = await handler(payload, context);
         replies = isObservable(result) ? result : this.transformToObservable(result);
       } catch (failure) {
-        return send(JSON.stringify(errorFrame(failure)));
+        send(JSON.stringify(errorFrame(failure)));
+        return finish(failure);
       }
       if (stream) {
         // A raw frame waits for the connection's next write (this turn's, or sooner once 32 KiB are
@@ -179,10 +254,12 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
           error: (failure: unknown) => {
             release();
             send(JSON.stringify(errorFrame(failure)));
+            finish(failure);
           },
           complete: () => {
             release();
             send(END_FRAME_JSON);
+            finish();
           },
         });
         return;
@@ -193,9 +270,13 @@ export class NatsTransportServer extends Server implements CustomTransportStrate
           if (!replied) send(JSON.stringify(reply ?? null));
           replied = true;
         },
-        error: (failure: unknown) => send(JSON.stringify(errorFrame(failure))),
+        error: (failure: unknown) => {
+          send(JSON.stringify(errorFrame(failure)));
+          finish(failure);
+        },
         complete: () => {
           if (!replied) send('null');
+          finish();
         },
       });
     })();

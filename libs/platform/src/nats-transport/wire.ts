@@ -10,6 +10,8 @@ import { DomainErrorPayload, ErrorCode, isDomainErrorPayload } from '@gateway/er
  * - `stream` subjects: any number of reply frames, then exactly one end or error frame.
  * No reply contract has `kind: 'end'` or `kind: 'error'`, so frames need no envelope either. The
  * frame types are the contracts' (`StreamFrame`, `libs/contracts/src/inference/text-generation.wire.ts`).
+ * A stream's caller that says so in a header gets its frames in bundles instead, one message per
+ * turn carrying several streams' frames (`frame-bundles.ts`).
  */
 
 export const END_FRAME_JSON = '{"kind":"end"}';

@@ -3,6 +3,5 @@ export * from './gateway-metrics';
 export * from './tracing';
 export * from './logging';
 export * from './graceful-shutdown';
-export * from './rpc-observability.interceptor';
 export * from './metrics.controller';
 export * from './observability.module';
