@@ -86,7 +86,7 @@ function config() {
     bigPromptBytes: boundedInt('BENCH_BIG_PROMPT_BYTES', 16384, 1024, 262144),
     ttfbRequests: boundedInt('BENCH_TTFB_REQUESTS', 200, 0, 5000),
     ttfbWarmup: 10,
-    streams: boundedList('BENCH_STREAMS', '64,256,1024,2048', 1, 8192).sort((a, b) => a - b),
+    streams: boundedList('BENCH_STREAMS', '64,256,1024,2048,4096', 1, 8192).sort((a, b) => a - b),
     streamSeconds,
     streamChunks,
     streamIntervalMs: (streamSeconds * 1000) / streamChunks,
