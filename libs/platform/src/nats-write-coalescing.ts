@@ -80,7 +80,6 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
   let heldBytes = 0;
   let runningTasks = false;
   const runTasks = () => {
-    heldBytes = 0;
     runningTasks = true;
     try {
       while (tasks.length > 0) {
@@ -90,6 +89,8 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
       }
     } finally {
       runningTasks = false;
+      // What was held, and what was queued or grew while the tasks ran, leaves in this write.
+      heldBytes = 0;
     }
   };
   const flush = () => {
@@ -124,8 +125,6 @@ export function coalesceNatsWrites<C extends NatsConnection>(connection: C): C {
       flushWhenFull();
     },
     grew: (bytes) => {
-      // What is added while the tasks run leaves in the write they run before.
-      if (runningTasks) return;
       heldBytes += bytes;
       flushWhenFull();
     },

@@ -18,7 +18,8 @@ export const FRAMES_BUNDLED = 'bundle';
 export const BUNDLE_TOKEN = '_b';
 
 /** The first byte of a bundle (ASCII group separator): neither a JSON text nor a raw frame starts with it. */
-export const BUNDLE_MARK = 0x1d;
+const BUNDLE_MARK = 0x1d;
+const BUNDLE_MARK_TEXT = String.fromCharCode(BUNDLE_MARK);
 
 /**
  * The most characters of frames one bundle carries before it is published and another begins
@@ -27,20 +28,15 @@ export const BUNDLE_MARK = 0x1d;
  */
 export const MAX_BUNDLE_LENGTH = 64 * 1024;
 
-/** The header a bundling caller sends when it has no trace context to send (one object, never changed). */
-let bundledOnly: MsgHdrs | undefined;
+/** The headers of a bundling caller with no trace context to send (one object, never changed). */
+const BUNDLED_ONLY = natsHeaders();
+BUNDLED_ONLY.set(FRAMES_HEADER, FRAMES_BUNDLED);
 
 /** `headers` (a request's trace context, or none) with the bundle opt-in added. */
 export function withBundleOptIn(headers: MsgHdrs | undefined): MsgHdrs {
-  if (headers) {
-    headers.set(FRAMES_HEADER, FRAMES_BUNDLED);
-    return headers;
-  }
-  if (!bundledOnly) {
-    bundledOnly = natsHeaders();
-    bundledOnly.set(FRAMES_HEADER, FRAMES_BUNDLED);
-  }
-  return bundledOnly;
+  if (!headers) return BUNDLED_ONLY;
+  headers.set(FRAMES_HEADER, FRAMES_BUNDLED);
+  return headers;
 }
 
 /** Whether a request's headers say its caller takes bundles. */
@@ -90,7 +86,7 @@ export class FrameBundler {
    * Sends `frame` (a frame's message data) for the reply subject `prefix.token`, in a bundle. On a
    * connection whose writes are not coalesced there is no turn to gather in: it is published alone.
    */
-  add(prefix: string, token: string, frame: string): void {
+  private add(prefix: string, token: string, frame: string): void {
     let bundle = this.open.get(prefix);
     if (frame.length > MAX_BUNDLE_LENGTH) {
       if (bundle) this.release(prefix, bundle);
@@ -101,7 +97,7 @@ export class FrameBundler {
       bundle = undefined;
     }
     if (!bundle) {
-      bundle = { parts: ['\u001d'], length: 0 };
+      bundle = { parts: [BUNDLE_MARK_TEXT], length: 0 };
       this.open.set(prefix, bundle);
     }
     bundle.parts.push(`${token} ${Buffer.byteLength(frame)}\n`, frame);

@@ -1,4 +1,4 @@
-import { type KeysChangedEvent, Rpc, Subjects } from '@gateway/contracts';
+import { type KeysChangedEvent, Rpc, type StreamContract, Subjects } from '@gateway/contracts';
 import { DomainError, ErrorCode } from '@gateway/errors';
 import { connect, createInbox, type NatsConnection } from 'nats';
 import { Observable, type Subscriber, TimeoutError } from 'rxjs';
@@ -135,20 +135,8 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     partial.addHandler(Subjects.inferenceImages, reply);
     await listen(partial);
     try {
-      const media = { accountId: 'acc_1', keyId: 'key_1', keyType: 'master', maskedKey: 'ek-…abcd', ip: '127.0.0.1', requestId: 'req_1' };
-      const frames = (contract: typeof Rpc.inferenceEmbeddings | typeof Rpc.inferenceImages, body: object) =>
-        new Promise<ReceivedFrame<unknown>[]>((resolve) => {
-          const received: ReceivedFrame<unknown>[] = [];
-          const exchange = client.stream(contract, JSON.stringify({ ...media, body }), (frame) => {
-            received.push(frame);
-            if (['end', 'error'].includes((frame as { kind: string }).kind)) {
-              exchange.close();
-              resolve(received);
-            }
-          });
-        });
-      await expect(frames(Rpc.inferenceEmbeddings, { model: 'e', input: 'x' })).resolves.toEqual([{ kind: 'end' }]);
-      await expect(frames(Rpc.inferenceImages, { model: 'i', prompt: 'x' })).resolves.toEqual([{ kind: 'error', error: NO_RESPONDERS }]);
+      await expect(collect(mediaPayload({ model: 'e', input: 'x' }), Rpc.inferenceEmbeddings)).resolves.toEqual([{ kind: 'end' }]);
+      await expect(collect(mediaPayload({ model: 'i', prompt: 'x' }), Rpc.inferenceImages)).resolves.toEqual([{ kind: 'error', error: NO_RESPONDERS }]);
     } finally {
       await partial.close();
     }
@@ -179,17 +167,8 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     );
     await listen(observed);
     try {
-      const media = { accountId: 'acc_1', keyId: 'key_1', keyType: 'master', maskedKey: 'ek-…abcd', ip: '127.0.0.1', requestId: 'req_1' };
       const frames: ReceivedFrame<unknown>[] = [];
-      const ended = new Promise<void>((resolve) => {
-        const exchange = client.stream(Rpc.inferenceEmbeddings, JSON.stringify({ ...media, body: { model: 'e', input: 'x' } }), (frame) => {
-          frames.push(frame);
-          if ((frame as { kind: string }).kind === 'end') {
-            exchange.close();
-            resolve();
-          }
-        });
-      });
+      const ended = collect(mediaPayload({ model: 'e', input: 'x' }), Rpc.inferenceEmbeddings, frames);
       await waitFor(() => frames.length === 1);
       expect(active).toBe(1);
       finishStream?.();
@@ -197,16 +176,7 @@ describe('NATS transport (server and client on a real NATS server)', () => {
       expect(active).toBe(0);
       expect(frames).toEqual([{ kind: 'heartbeat' }, { kind: 'end' }]);
 
-      const failed = await new Promise<ReceivedFrame<unknown>[]>((resolve) => {
-        const received: ReceivedFrame<unknown>[] = [];
-        const exchange = client.stream(Rpc.inferenceEmbeddings, JSON.stringify({ ...media, body: { model: 'fails', input: 'x' } }), (frame) => {
-          received.push(frame);
-          if ((frame as { kind: string }).kind === 'error') {
-            exchange.close();
-            resolve(received);
-          }
-        });
-      });
+      const failed = await collect(mediaPayload({ model: 'fails', input: 'x' }), Rpc.inferenceEmbeddings);
       expect(failed).toEqual([{ kind: 'heartbeat' }, { kind: 'error', error: { code: ErrorCode.Internal, message: 'Internal error' } }]);
       expect(active).toBe(0);
     } finally {
@@ -327,10 +297,10 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     }
   });
 
-  function collect(payload: string): Promise<ReceivedFrame<unknown>[]> {
-    const frames: ReceivedFrame<unknown>[] = [];
+  /** A stream's frames up to its end or error frame; `frames` holds them as they come. */
+  function collect(payload: string, contract: StreamContract = Rpc.inferenceText, frames: ReceivedFrame<unknown>[] = []): Promise<ReceivedFrame<unknown>[]> {
     return new Promise((resolve) => {
-      const exchange = client.stream(Rpc.inferenceText, payload, (frame) => {
+      const exchange = client.stream(contract, payload, (frame) => {
         frames.push(frame);
         const kind = (frame as { kind?: string }).kind;
         if (kind === 'end' || kind === 'error') {
@@ -341,6 +311,11 @@ describe('NATS transport (server and client on a real NATS server)', () => {
     });
   }
 });
+
+/** A media subject's payload (embeddings, images) with `body`. */
+function mediaPayload(body: object): string {
+  return JSON.stringify({ accountId: 'acc_1', keyId: 'key_1', keyType: 'master', maskedKey: 'ek-…abcd', ip: '127.0.0.1', requestId: 'req_1', body });
+}
 
 const textRequest = {
   accountId: 'acc_1',
