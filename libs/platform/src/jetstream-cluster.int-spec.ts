@@ -22,6 +22,7 @@ interface ClusterNode {
   name: string;
   url: string;
   kill(): Promise<void>;
+  freeze(): void;
   start(): Promise<void>;
 }
 interface Cluster {
@@ -201,6 +202,11 @@ describe('JetStream on a 3-node NATS cluster', () => {
       }
     });
     await until('a tenth acknowledged', async () => (acknowledged >= 100 ? true : undefined));
+    // The leader hangs first, so that some publishes are on their way to it when it dies: they get no
+    // acknowledgement, whatever the timing of the election that follows.
+    const attemptsAtFreeze = attempts;
+    node.freeze();
+    await until('a publish sent while the leader hangs', async () => (attempts > attemptsAtFreeze ? true : undefined));
     let atKill = 0;
     await withNodeDown(node, async () => {
       atKill = acknowledged;
@@ -209,7 +215,7 @@ describe('JetStream on a 3-node NATS cluster', () => {
 
     expect(atKill).toBeLessThan(ids.length / 2);
     expect(acknowledged).toBe(ids.length);
-    // Publishes the dead leader did not answer were sent again, with the same message id.
+    // Publishes the hung, then dead, leader did not answer were sent again, with the same message id.
     expect(attempts).toBeGreaterThan(ids.length);
     const stored = await storedIds(admin, UsageStream.name, first);
     expect(stored).toHaveLength(ids.length);

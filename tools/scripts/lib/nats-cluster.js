@@ -10,6 +10,7 @@
  *   const cluster = await startNatsCluster();   // { url, nodes, stop(), healthy() }
  *   cluster.url                                  // 'nats://127.0.0.1:p1,nats://127.0.0.1:p2,...'
  *   await cluster.nodes[1].kill();               // SIGKILL, as in a crash; start() brings it back
+ *   cluster.nodes[1].freeze();                   // SIGSTOP: hung, answering nothing, until killed
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -100,6 +101,14 @@ class NatsNode {
     return this.signal('SIGKILL');
   }
 
+  /**
+   * SIGSTOP: a hung server. Its sockets stay open and take what is sent, and it answers nothing,
+   * until it is killed or stopped (which also ends the freeze).
+   */
+  freeze() {
+    if (this.running) this.child.kill('SIGSTOP');
+  }
+
   /** SIGTERM (SIGKILL after 10 s): a clean shutdown. */
   stop() {
     return this.signal('SIGTERM');
@@ -110,6 +119,8 @@ class NatsNode {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill(signal);
+    // A frozen server (see freeze) takes SIGTERM only once it runs again.
+    if (signal !== 'SIGKILL') child.kill('SIGCONT');
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
     clearTimeout(timer);
