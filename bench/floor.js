@@ -18,76 +18,46 @@
  * and the CPU per request and added p50 as ratios to Portkey's in the same round.
  */
 require('../tools/scripts/lib/runtime').assertSupportedRuntime('npm run bench:floor');
-const { fork, spawn } = require('node:child_process');
+const { fork } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
+const { createCleanup } = require('./lib/cleanup');
 const cpu = require('./lib/cpu');
 const { openLedger } = require('./lib/ledger');
 const { closedLoop } = require('./lib/load');
 const { startMockUpstream } = require('./lib/mock-upstream');
-const { startOurGateway, REDIS_DB } = require('./lib/our-suite');
+const { privateNats, startOurGateway, REDIS_DB } = require('./lib/our-suite');
 const { startPortkey, portkeyHeaders } = require('./lib/portkey');
-const { natsServerBinary, waitForPort, defaults } = require('../tools/scripts/lib/infra');
-const { freePort, root } = require('../tools/scripts/lib/suite');
+const { chatBody } = require('./lib/prompts');
+const { boundedInt, boundedList, resultStamp } = require('./lib/settings');
+const { defaults } = require('../tools/scripts/lib/infra');
+const { root } = require('../tools/scripts/lib/suite');
 
 const LOG_DIR = path.join(root, 'tmp', 'bench-logs');
-const BODY = (model) =>
-  JSON.stringify({
-    model,
-    messages: [
-      { role: 'system', content: 'You are a terse assistant.' },
-      { role: 'user', content: 'Say hello.' },
-    ],
-    max_tokens: 16,
-  });
+const RESULTS_DIR = path.join(__dirname, 'results');
 
 const log = (line) => console.log(`[floor] ${line}`);
-const number = (name, fallback) => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number`);
-  return value;
-};
-
-function cleanups() {
-  const steps = [];
-  return {
-    add: (_name, fn) => steps.push(fn),
-    async run() {
-      while (steps.length) await Promise.resolve(steps.pop()()).catch((error) => log(`cleanup: ${error.message}`));
-    },
-  };
-}
 
 /** Starts one bare gateway process of lib/floor-parts.js; resolves with its pid and HTTP port. */
 function startPart(role, env, cleanup) {
   return new Promise((resolve, reject) => {
     const child = fork(path.join(__dirname, 'lib', 'floor-parts.js'), [role], { env: { ...process.env, ...env }, stdio: 'inherit' });
-    cleanup.add(role, () => child.kill());
+    cleanup.add(`floor ${role}`, () => child.kill());
     child.once('message', (port) => resolve({ pid: child.pid, port }));
     child.once('exit', (code) => reject(new Error(`floor ${role} exited (${code}) before it was ready`)));
   });
 }
 
-async function privateNats(cleanup) {
-  const binary = natsServerBinary();
-  if (!binary) throw new Error('nats-server is not installed');
-  const port = await freePort();
-  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-  cleanup.add('floor NATS', () => child.kill());
-  if (!(await waitForPort('127.0.0.1', port, 10))) throw new Error('the floor NATS server did not start');
-  return { url: `nats://127.0.0.1:${port}`, pid: child.pid };
-}
-
 async function main() {
   const settings = {
-    connections: (process.env.FLOOR_CONNECTIONS ?? '64,1').split(',').map(Number),
-    rounds: number('FLOOR_ROUNDS', 2),
-    warmup: number('FLOOR_WARMUP', 2),
-    duration: number('FLOOR_DURATION', 8),
+    connections: boundedList('FLOOR_CONNECTIONS', '64,1', 1, 1024),
+    rounds: boundedInt('FLOOR_ROUNDS', 2, 1, 20),
+    warmup: boundedInt('FLOOR_WARMUP', 2, 0, 60),
+    duration: boundedInt('FLOOR_DURATION', 8, 1, 120),
   };
-  const cleanup = cleanups();
+  const cleanup = createCleanup(log);
   process.once('SIGINT', () => void cleanup.run().then(() => process.exit(130)));
   try {
     const upstreamKey = randomBytes(12).toString('hex');
@@ -97,7 +67,9 @@ async function main() {
     const ledger = await openLedger({ databaseUrl: ours.databaseUrl, natsUrl: ours.natsUrl });
     cleanup.add('ledger', () => ledger.close());
     const portkey = await startPortkey({ logDir: LOG_DIR, cleanup });
-    const nats = await privateNats(cleanup);
+    // Its own server, without JetStream, so its CPU is the bare gateways' alone.
+    const nats = await privateNats(cleanup, log, { jetstream: false });
+    if (!nats.pid) throw new Error('nats-server is not installed: the bare gateways need one of their own');
     const redisUrl = new URL(process.env.REDIS_URL ?? defaults.REDIS_URL);
     redisUrl.pathname = `/${REDIS_DB}`;
     const env = { FLOOR_MOCK: mock.url, FLOOR_NATS: nats.url };
@@ -108,7 +80,7 @@ async function main() {
     log(`ready: ours ${ours.url}, Portkey ${portkey.version} ${portkey.url}, node ${process.version}`);
 
     const redisPids = () => cpu.pidsNamed('redis-server');
-    const postgresPids = () => cpu.pidsNamed('postgres').filter((pid) => pid !== ledger.backendPid);
+    let postgresPids = [];
     const local = (port) => `http://127.0.0.1:${port}/v1/chat/completions`;
     const targets = [
       { name: 'mock direct', url: `${mock.url}/v1/chat/completions`, model: 'mock', pids: () => ({}) },
@@ -133,7 +105,7 @@ async function main() {
         pids: () => ({
           ...Object.fromEntries(Object.entries(ours.pids).map(([id, pid]) => [id, [pid]])),
           'redis-server': redisPids(),
-          postgres: postgresPids(),
+          postgres: postgresPids,
         }),
         metered: true,
       },
@@ -151,11 +123,14 @@ async function main() {
       for (const connections of settings.connections) {
         const results = {};
         for (const target of targets) {
-          const body = BODY(target.model);
+          const body = chatBody(target.model, false);
           const load = { url: target.url, headers: target.headers ?? {}, body, connections };
           const rowsAtStart = target.metered ? await ledger.rowCount() : 0;
           const warm = settings.warmup > 0 ? await closedLoop({ ...load, durationSeconds: settings.warmup }) : null;
-          if (target.metered) await ledger.waitCaughtUp({ atLeast: rowsAtStart + (warm?.['2xx'] ?? 0), maxMs: 60_000, snapshot: () => null });
+          if (target.metered) {
+            await ledger.waitCaughtUp({ atLeast: rowsAtStart + (warm?.['2xx'] ?? 0), maxMs: 60_000, snapshot: () => null });
+            postgresPids = await ledger.postgresPids(cpu.pidsNamed('postgres'));
+          }
           const groups = target.pids();
           const rowsBefore = target.metered ? await ledger.rowCount() : 0;
           const before = cpu.snapshot(groups);
@@ -193,15 +168,8 @@ async function main() {
         print(Object.values(results), round, connections);
       }
     }
-    const file = path.join(
-      __dirname,
-      'results',
-      `floor-${new Date()
-        .toISOString()
-        .replace(/[-:]/g, '')
-        .replace(/\.\d+Z$/, 'Z')}.json`,
-    );
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const file = path.join(RESULTS_DIR, `floor-${resultStamp(new Date())}.json`);
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
     fs.writeFileSync(file, `${JSON.stringify({ node: process.version, portkey: portkey.version, settings, rows }, null, 2)}\n`);
     log(`figures written to ${path.relative(root, file)}`);
   } finally {

@@ -38,7 +38,9 @@ const { closedLoop, ttfb, probe, stopCurrent, summarize } = require('./lib/load'
 const { startMockUpstream, CONTENT, BUSBAR } = require('./lib/mock-upstream');
 const { startOurGateway, createBudgetKey, keyBudgets, DATABASE, REDIS_DB } = require('./lib/our-suite');
 const { startPortkey, portkeyHeaders } = require('./lib/portkey');
-const { bigPromptBodies } = require('./lib/prompts');
+const { bigPromptBodies, chatBody } = require('./lib/prompts');
+const { createCleanup } = require('./lib/cleanup');
+const { boundedInt, boundedList, resultStamp } = require('./lib/settings');
 const { busbarC1Table, loadTable, keyWindowsTable, ttfbTable, streamsTable, goalLines, addRatios } = require('./lib/report');
 const { holdStreams, openFilesLimit } = require('./lib/streams');
 
@@ -51,25 +53,6 @@ const RESULTS_DIR = path.join(__dirname, 'results');
  * 120 s at 10,000 req/s stay under 1 credit), so no request is refused for its budget.
  */
 const KEY_BUDGET_CREDITS = 1000;
-
-function boundedInt(name, fallback, min, max) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
-
-/** A comma-separated list of integers from min to max; empty or `0` is an empty list. */
-function boundedList(name, fallback, min, max) {
-  const raw = process.env[name] ?? fallback;
-  if (raw.trim() === '' || raw.trim() === '0') return [];
-  return raw.split(',').map((part) => {
-    const value = Number(part.trim());
-    if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must list integers from ${min} to ${max} (or be 0 to skip)`);
-    return value;
-  });
-}
 
 function config() {
   const streamSeconds = boundedInt('BENCH_STREAM_SECONDS', 10, 1, 120);
@@ -104,35 +87,6 @@ function config() {
 const log = (message) => console.log(`[bench] ${message}`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Undo steps, run newest first, once. */
-function createCleanup() {
-  const steps = [];
-  let running = null;
-  return {
-    add(name, fn) {
-      steps.push({ name, fn });
-    },
-    run() {
-      running ??= (async () => {
-        while (steps.length) {
-          const { name, fn } = steps.pop();
-          try {
-            await Promise.race([fn(), sleep(20_000).then(() => log(`stopping ${name} took over 20 s; moving on`))]);
-          } catch (error) {
-            log(`stopping ${name} failed: ${error.message}`);
-          }
-        }
-      })();
-      return running;
-    },
-  };
-}
-
-const MESSAGES = [
-  { role: 'system', content: 'You are a terse assistant.' },
-  { role: 'user', content: 'Say hello.' },
-];
-const chatBody = (model, stream) => JSON.stringify({ model, messages: MESSAGES, max_tokens: 16, ...(stream ? { stream: true } : {}) });
 /** A paced stream's request: room for every chunk the mock sends (one token each) within max_tokens. */
 const pacedBody = (model, chunks) =>
   JSON.stringify({ model, messages: [{ role: 'user', content: 'Write a long answer, slowly.' }], max_tokens: chunks + 16, stream: true });
@@ -184,7 +138,7 @@ async function verify(target, mock) {
 
 async function main() {
   const settings = config();
-  const cleanup = createCleanup();
+  const cleanup = createCleanup(log);
   const notes = [];
   let interrupted = false;
   const onSignal = (signal) => {
@@ -333,10 +287,7 @@ async function main() {
     // server), as seen by this machine; all of them when that cannot be told.
     let postgresPids = cpu.pidsNamed('postgres');
     const refreshPostgresPids = async () => {
-      const local = new Set(cpu.pidsNamed('postgres'));
-      const working = await ledger.serverPids();
-      const mine = working ? working.filter((pid) => local.has(pid)) : [];
-      postgresPids = mine.length ? mine : [...local].filter((pid) => pid !== ledger.backendPid);
+      postgresPids = await ledger.postgresPids(cpu.pidsNamed('postgres'));
     };
     await refreshPostgresPids();
     const serverPids = () => ({
@@ -849,11 +800,7 @@ async function main() {
     for (const note of notes) console.log(`note: ${note}`);
 
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    const stamp = startedAt
-      .toISOString()
-      .replace(/[-:]/g, '')
-      .replace(/\.\d+Z$/, 'Z'); // ISO 8601 basic, e.g. 20260122T031500Z
-    const file = path.join(RESULTS_DIR, `${stamp}.json`);
+    const file = path.join(RESULTS_DIR, `${resultStamp(startedAt)}.json`);
     const record = {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),

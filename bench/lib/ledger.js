@@ -170,7 +170,18 @@ async function openLedger({ databaseUrl, natsUrl }) {
     if (nats) await nats.close().catch(() => undefined);
   };
 
-  return { backendPid, rowCount, backlog, serverPids, keyIdOf, waitCaughtUp, check, close, jetstream: Boolean(jsm) };
+  /**
+   * Of `local` (the pids of this machine's postgres processes), those serving the bench's database
+   * (its backends and the server's own processes); when PostgreSQL does not say, every one of them
+   * but this check's own backend.
+   */
+  const postgresPids = async (local) => {
+    const working = await serverPids();
+    const mine = working ? working.filter((pid) => local.includes(pid)) : [];
+    return mine.length ? mine : local.filter((pid) => pid !== backendPid);
+  };
+
+  return { backendPid, rowCount, backlog, serverPids, postgresPids, keyIdOf, waitCaughtUp, check, close, jetstream: Boolean(jsm) };
 }
 
 module.exports = { openLedger };

@@ -46,8 +46,12 @@ async function freshDatabase(serverUrl) {
   return url.toString();
 }
 
-/** A NATS server of the bench's own, so a suite started with `npm start` is not disturbed. */
-async function privateNats(cleanup, log) {
+/**
+ * A NATS server of the bench's own, so a suite started with `npm start` is not disturbed; with
+ * JetStream (a store in a temporary directory) unless `jetstream` is false. When nats-server is not
+ * installed: the shared NATS, and `pid` null.
+ */
+async function privateNats(cleanup, log, { jetstream = true } = {}) {
   const binary = natsServerBinary();
   if (!binary) {
     const url = process.env.NATS_URL ?? defaults.NATS_URL;
@@ -55,8 +59,8 @@ async function privateNats(cleanup, log) {
     return { url, pid: null };
   }
   const port = await freePort();
-  const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-nats-'));
-  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
+  const storeDir = jetstream ? fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-nats-')) : null;
+  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])], { stdio: 'ignore' });
   cleanup.add('private NATS server', async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -65,7 +69,7 @@ async function privateNats(cleanup, log) {
       await exited;
       clearTimeout(timer);
     }
-    fs.rmSync(storeDir, { recursive: true, force: true, maxRetries: 3 });
+    if (storeDir) fs.rmSync(storeDir, { recursive: true, force: true, maxRetries: 3 });
   });
   if (!(await waitForPort('127.0.0.1', port, 10))) throw new Error('the bench NATS server did not start');
   return { url: `nats://127.0.0.1:${port}`, pid: child.pid };
@@ -258,4 +262,4 @@ async function keyBudgets({ url, key }) {
   return JSON.parse(response.body).budgets;
 }
 
-module.exports = { startOurGateway, createBudgetKey, keyBudgets, withoutProxies, BUDGET_WINDOWS, DATABASE, REDIS_DB };
+module.exports = { startOurGateway, createBudgetKey, keyBudgets, privateNats, withoutProxies, BUDGET_WINDOWS, DATABASE, REDIS_DB };

@@ -90,4 +90,11 @@ function bigPromptBodies({ model, bytes, pool = 64 }) {
   return { next: () => body(counter++), sample: body(0), promptBytes: bytes, pool };
 }
 
-module.exports = { bigPromptBodies, prose };
+/** The small prompt of every non-streaming row (and of the probes), for `model`. */
+const MESSAGES = [
+  { role: 'system', content: 'You are a terse assistant.' },
+  { role: 'user', content: 'Say hello.' },
+];
+const chatBody = (model, stream) => JSON.stringify({ model, messages: MESSAGES, max_tokens: 16, ...(stream ? { stream: true } : {}) });
+
+module.exports = { bigPromptBodies, chatBody, prose };
